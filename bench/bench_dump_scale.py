@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # (label, module, attribute path): what --phases times; a name the measured tree lacks is left out
 PHASES = [
-    ("load scenario", "harness.runner.scenario", "load_scenarios"),
+    ("load scenario", "harness.scenario.load", "load_scenarios"),
     ("prepare process", "harness.runner.engines.simulated", "prepare_process"),
     ("apply", "harness.loop.simulation", "Simulation.apply"),
     ("seed", "harness.loop.simulation", "Simulation.seed"),
@@ -63,7 +63,7 @@ PHASES = [
     ("    termination", "harness.loop.controllers.nodetermination", "NodeTermination.reconcile"),
     ("finish (why views)", "harness.runner.engines.simulated", "SimulatedRun.finish"),
     ("checks", "harness.runner.engines.base", "_check"),
-    ("run_scenario", "harness.runner.explore", "run_scenario"),
+    ("run_scenario", "harness.judge.explore", "run_scenario"),
     ("cmd_run", "harness.cli", "cmd_run"),
 ]
 
@@ -153,7 +153,7 @@ def dump_for(work: Path, nodes: int, shape: str, seed: int, fmt: str = "yaml") -
 
 
 def measure_tree(tree: Path, tag: str, dump: Path, work: Path, args) -> dict:
-    # the loaded-scenario cache off (harness/runner/loadcache.py): a tree whose code just changed misses it and
+    # the loaded-scenario cache off (harness/scenario/loadcache.py): a tree whose code just changed misses it and
     # writes it, the other may hit it, which skews a side-by-side run (~190 MB peak RSS at 1,000 nodes)
     env = {**os.environ, "PYTHONPATH": str(tree), "HARNESS_SCENARIO_CACHE": "0"}
     d = work / f"{tag}-{dump.stem}"

@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
-from harness.runner.catalogs import catalog  # noqa: E402
+from harness.scenario.catalogs import catalog  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

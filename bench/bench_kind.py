@@ -93,7 +93,7 @@ def main() -> int:
 
 def run_scenarios(cluster, paths: list[str], only_profile: str | None = None) -> list[dict]:
     from harness.runner.engines import run
-    from harness.runner.scenario import find_scenario_files, load_scenarios
+    from harness.scenario.load import find_scenario_files, load_scenarios
     out = []
     for f in find_scenario_files(paths):
         for sc in load_scenarios(f):

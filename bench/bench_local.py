@@ -79,7 +79,7 @@ def bench_scenarios(paths: list[str], sample: int) -> None:
     from harness.backends.embedded import EmbeddedBackend
     from harness.backends.local import LocalBackend
     from harness.runner.engines import run
-    from harness.runner.scenario import find_scenario_files, load_scenarios
+    from harness.scenario.load import find_scenario_files, load_scenarios
     warnings.simplefilter("ignore")
     scenarios = [sc for f in find_scenario_files(paths) for sc in load_scenarios(f)]
     jobs = [(sc, p) for sc in scenarios for p in sc.profiles if "local" in sc.backends][::sample]

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute, verdict  # noqa: E402
-from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
+from harness.scenario.load import find_scenario_files, load_scenarios  # noqa: E402
 
 
 def _pct(xs: list[float], q: float) -> float:

@@ -7,7 +7,7 @@ single embedded cluster, and prints throughput and latency percentiles, both wal
 (time.process_time, all threads of the process: the figure to compare on a loaded machine; print
 `uptime`'s load average beside it). The first round is a warm-up (imports, CEL compilation, SDK
 model loading) and is reported separately; it judges each pair as pytest does (an outcome set explored
-under its seeds, harness/runner/explore.py), while the measured rounds time one run per pair.
+under its seeds, harness/judge/explore.py), while the measured rounds time one run per pair.
 Issue #16's goal: CPU median <= 10 ms, p90 <= 25 ms; issue #65's: median below 11.9 ms (goal 5 ms).
 
 `--base REV` measures REV in the same invocation: REV is checked out into a temporary `git worktree`, and
@@ -48,8 +48,8 @@ class Bench:
         from harness.backends.embedded import EmbeddedBackend
         from harness.runner.engines import get_engine, run
         from harness.runner.engines.simulated import prepare_process
-        from harness.runner.explore import run_scenario
-        from harness.runner.scenario import find_scenario_files, load_scenarios
+        from harness.judge.explore import run_scenario
+        from harness.scenario.load import find_scenario_files, load_scenarios
 
         self._run = run
         t0 = time.perf_counter()

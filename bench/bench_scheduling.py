@@ -15,7 +15,7 @@ exponent log(cpu ratio)/log(size ratio) against the previous size (1.0 = linear)
 `--cprofile N` profiles the last size. `--max-exponent E` exits 1 when the exponent from the first
 size to the last exceeds E (CI's loose check; no timing is ever checked).
 
-The collector: the instance types and the batch are frozen before the solve (harness/runner/heap.py,
+The collector: the instance types and the batch are frozen before the solve (harness/heap.py,
 as the harness freezes its long-lived objects), so CPython's full collections during the solve walk
 what the solve made; `--no-freeze` leaves them unfrozen, `--no-gc` turns the collector off.
 
@@ -60,8 +60,8 @@ from harness.loop.topology import Topology, topology_keys, universe_for  # noqa:
 from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
 from harness.model.profile import load_profile  # noqa: E402
 from harness.model.semantics import semantics_for  # noqa: E402
-from harness.runner.heap import freeze_long_lived  # noqa: E402
-from harness.runner.catalogs import catalog  # noqa: E402
+from harness.heap import freeze_long_lived  # noqa: E402
+from harness.scenario.catalogs import catalog  # noqa: E402
 
 CPU = ["100m", "250m", "500m", "1000m", "1500m"]
 MEM = ["100Mi", "256Mi", "512Mi", "1Gi", "2Gi", "4Gi"]
@@ -105,7 +105,7 @@ def solve_once(n: int, its, profile, sem, mix: str, freeze: bool = True, trace: 
     heap set-up and solve allocated (tracemalloc, started once the batch is built)."""
     batch = pods(n, random.Random(42), mix)
     # the batch and the instance types are the solve's input, long-lived as the scenario library is
-    # when the harness runs (harness/runner/heap.py): frozen, so the collector's full collections
+    # when the harness runs (harness/heap.py): frozen, so the collector's full collections
     # during the solve walk what the solve made (the collector stays on); --no-freeze walks all
     if freeze:
         freeze_long_lived()

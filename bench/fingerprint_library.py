@@ -4,7 +4,7 @@
 
 Runs every (scenario, profile) pair once and writes, per pair, a digest of everything the run
 produced (node labels with their writers, NodeClaims, pods, events, dropped SKUs, the fake's
-snapshot, the loop trace, mismatches; wall-clock timings excluded: harness/runner/fingerprint.py).
+snapshot, the loop trace, mismatches; wall-clock timings excluded: harness/judge/fingerprint.py).
 A refactor that claims "no behavior change" runs this before and after and compares: `--against`
 prints the pairs whose digest moved and exits 1 if any did.
 """
@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.backends.embedded import EmbeddedBackend  # noqa: E402
 from harness.runner.engines import run  # noqa: E402
-from harness.runner.fingerprint import fingerprint as run_fingerprint  # noqa: E402
-from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
+from harness.judge.fingerprint import fingerprint as run_fingerprint  # noqa: E402
+from harness.scenario.load import find_scenario_files, load_scenarios  # noqa: E402
 
 
 def fingerprint(paths: list[str]) -> dict[str, str]:

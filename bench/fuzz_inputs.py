@@ -1,4 +1,4 @@
-"""The input fuzzer of tests/runner/test_fuzz_inputs.py at a larger count (issue 12):
+"""The input fuzzer of tests/judge/test_fuzz_inputs.py at a larger count (issue 12):
 python bench/fuzz_inputs.py --count 10000 --seed 1 --run-every 25
 and over steps (issue 29: library scenarios with random steps, each loaded and, when it loads, run):
 python bench/fuzz_inputs.py --steps --count 10000 --seed 1
@@ -25,7 +25,7 @@ def main() -> int:
                                                           "input that loads is run")
     ap.add_argument("--out", type=Path, default=None, help="keep each failing input in this directory")
     args = ap.parse_args()
-    spec = importlib.util.spec_from_file_location("fuzz_inputs", HERE.parent / "tests" / "runner" / "test_fuzz_inputs.py")
+    spec = importlib.util.spec_from_file_location("fuzz_inputs", HERE.parent / "tests" / "judge" / "test_fuzz_inputs.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules["fuzz_inputs"] = mod
     spec.loader.exec_module(mod)

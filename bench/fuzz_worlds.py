@@ -1,4 +1,4 @@
-"""How much the fuzzer's generated worlds schedule (harness/runner/fuzz.py):
+"""How much the fuzzer's generated worlds schedule (harness/judge/fuzz.py):
 
     python3 bench/fuzz_worlds.py [--count 200] [--seed 1] [--in-flight] [--json FILE] [--list]
 
@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 from harness.backends.embedded import EmbeddedBackend  # noqa: E402
-from harness.runner import fuzz  # noqa: E402
+from harness.judge import fuzz  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute  # noqa: E402
 

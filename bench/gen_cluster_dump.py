@@ -9,7 +9,7 @@ their AKSNodeClasses; one NodeClaim per Karpenter node, its Node (a few NodeClai
 registered, without one); Deployments with their ReplicaSets and pods, DaemonSets with one pod per node,
 PDBs over some Deployments, a few pods pending. The objects carry what the API server adds (uid,
 resourceVersion, managedFields, defaults, status), copied from the dumps tools/make_dumps.py made on a real
-kube-apiserver (tests/runner/dumps/real/), so `harness new` strips and reads them as it would a customer's.
+kube-apiserver (tests/dump/dumps/real/), so `harness new` strips and reads them as it would a customer's.
 
 `--shape ticket` is issue 65's report: one NodePool of Standard_D4s_v5 with `consolidateAfter: 0s` and two
 500m pods on every node. `--shape mixed` (the default): three NodePools (general D, memory E, compute F
@@ -364,7 +364,7 @@ class _KubectlDumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):
     """The C emitter when PyYAML has it (50,000 pods are ~1 GB of Python objects to print), with no anchors
     and aliases: the generator shares one object between pods, which PyYAML would print once and alias,
     where `kubectl get -o yaml` prints every object in full (and `harness new` refuses a 5,000-node dump
-    whose aliases expand past its limit, harness/runner/yamlsource.py MAX_ALIAS_NODES)."""
+    whose aliases expand past its limit, harness/scenario/yamlsource.py MAX_ALIAS_NODES)."""
 
     def ignore_aliases(self, data) -> bool:
         return True

@@ -26,7 +26,7 @@ from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute_guarded, verdict  # noqa: E402
 from harness.runner.engines.real.releasectl import newest_patches, tags_of  # noqa: E402
-from harness.runner.scenario import find_scenario_files, load_scenarios  # noqa: E402
+from harness.scenario.load import find_scenario_files, load_scenarios  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = {   # name -> file: small, no seeded history, no knobs, judged on every release line (the current API)

@@ -104,8 +104,8 @@ def main() -> int:
     ap.add_argument("--against", type=Path, default=None, help="compare the digests with ones written earlier")
     args = ap.parse_args()
     from harness.backends.embedded import EmbeddedBackend
-    from harness.runner.fingerprint import result_digest
-    from harness.runner.scenario import find_scenario_files, load_scenarios
+    from harness.judge.fingerprint import result_digest
+    from harness.scenario.load import find_scenario_files, load_scenarios
 
     rng = random.Random(args.seed)
     pool = [sc for f in find_scenario_files([ROOT / "scenarios" / "loop", ROOT / "scenarios" / "upstream-tests"])

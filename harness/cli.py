@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
-from harness.runner.explain import ExplainError, requirement_view
-from harness.runner.selection import select_jobs
-from harness.runner.yamlsource import SourceError
+from harness.why.explain import ExplainError, requirement_view
+from harness.scenario.selection import select_jobs
+from harness.scenario.yamlsource import SourceError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 WIDE_COLUMNS = 400        # a piped table's width: wide enough for any label key and value
@@ -33,16 +33,16 @@ def _console(wide: bool = False):
 
 # -- validate -------------------------------------------------------------------------------------
 def cmd_validate(args) -> int:
-    from harness.runner.scenario import find_scenario_files, load_scenarios
+    from harness.scenario.load import find_scenario_files, load_scenarios
     files = find_scenario_files(args.paths)
     if not files:
         print("no scenario files found", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from harness.runner.notices import print_notices
+    from harness.scenario.notices import print_notices
     bad = 0
     count = 0
     warned = 0
-    from harness.runner.admitcheck import unexpected_refusals
+    from harness.scenario.admitcheck import unexpected_refusals
     for f in files:
         try:
             loaded = load_scenarios(f)
@@ -97,8 +97,8 @@ def _print_across_releases(con, outcomes, verdict) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from harness.runner.deciding import changed_by
-    from harness.runner.report import outcome_summary, unserved_apis
+    from harness.why.deciding import changed_by
+    from harness.report.console import outcome_summary, unserved_apis
     by_scenario: dict = {}
     for o in outcomes:
         by_scenario.setdefault((str(o.scenario.file), o.scenario.name), []).append(o)
@@ -140,7 +140,7 @@ def _print_unserved(con, failed) -> set[int]:
     """Per scenario, one line naming the releases whose API server refused its manifests for their API
     versions, grouped by what they cannot serve; the ids of those runs, whose reports the line stands for
     (each would repeat the same refusal)."""
-    from harness.runner.report import unserved_apis
+    from harness.report.console import unserved_apis
     groups: dict = {}
     for o in failed:
         apis = unserved_apis(o) if o.error is None and not o.skipped else ()
@@ -157,10 +157,10 @@ def _print_unserved(con, failed) -> set[int]:
 
 
 def _print_why(con, outcomes, names: list[str]) -> None:
-    """`harness run --why NAME`: per run, the view of every object each name names (harness/runner/whyobject.py),
+    """`harness run --why NAME`: per run, the view of every object each name names (harness/why/objects.py),
     a pending pod's eliminations per NodePool (harness/loop/why.py) with it."""
-    from harness.runner.report import assumed
-    from harness.runner.whyobject import why_lines
+    from harness.report.console import assumed
+    from harness.why.objects import why_lines
     for o in outcomes:
         con.print(f"--- {o.scenario.file}:{o.scenario.line}: {o.scenario.name} [{o.profile}] ---", markup=False)
         if assumed(o):
@@ -177,7 +177,7 @@ def _print_why(con, outcomes, names: list[str]) -> None:
 
 
 def _print_deciding(con, outcomes) -> None:
-    """Per run at a release: the switches and facts that decided its outcome (harness/runner/deciding.py)."""
+    """Per run at a release: the switches and facts that decided its outcome (harness/why/deciding.py)."""
     for o in outcomes:
         lines = o.deciding.render(o.final.started) if o.deciding is not None else []
         if lines:
@@ -215,13 +215,13 @@ def cmd_run(args) -> int:
     from harness.loop.why import EVERY_PENDING
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
-    from harness.runner.explore import run_scenario
-    from harness.runner.heap import exit_follows
-    from harness.runner.report import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
+    from harness.judge.explore import run_scenario
+    from harness.heap import exit_follows
+    from harness.report.console import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
                                        not_created, outcome_json, over_time_lines, pending_pods, restart_lines,
                                        restarts_note, said_verdict, shown_verdict, unsettled)
-    from harness.runner.runpage import clear, write_run, write_site
-    from harness.runner.scenario import load_all
+    from harness.report.runpage import clear, write_run, write_site
+    from harness.scenario.load import load_all
     try:
         scenarios = load_all(args.paths)
     except SourceError as e:
@@ -236,10 +236,10 @@ def cmd_run(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from harness.runner.notices import print_notices
+    from harness.scenario.notices import print_notices
     # what the results below do not account for: the selected scenarios' notices, not every loaded file's
     print_notices(list({id(sc): sc for sc, _ in jobs}.values()), sys.stderr)
-    from harness.runner.selection import version_notices
+    from harness.scenario.selection import version_notices
     for text in version_notices(args.profile):      # a version the harness has no profile for: say so, loudly
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
@@ -285,12 +285,12 @@ def cmd_run(args) -> int:
                 cluster, o = None, errored(engine.name, sc, p, backend, e, 0.0)
             else:
                 # explored if it declares outcomes; a run that raises: ERROR, go on. After the last, the process
-                # ends: what its runs leave is not walked by the collector (runner/heap.py exit_follows)
+                # ends: what its runs leave is not walked by the collector (harness/heap.py exit_follows)
                 with exit_follows() if i == len(jobs) - 1 else contextlib.nullcontext():
                     o = run_scenario(engine, sc, p, cluster,
                                      why=args.why or ([EVERY_PENDING] if args.report else None))
                     if deciding:
-                        from harness.runner.deciding import AUTO_UP_TO_SECONDS, Deciding, decide, estimate
+                        from harness.why.deciding import AUTO_UP_TO_SECONDS, Deciding, decide, estimate
                         if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
                             cost = estimate(engine, p, o) if o.seconds > AUTO_UP_TO_SECONDS else None
                             if cost:        # a long run, asked for: what it will cost, before it is spent
@@ -303,7 +303,7 @@ def cmd_run(args) -> int:
             if args.report:
                 write_run(Path(args.report), o)
             if args.conformance:
-                from harness.runner.conformance import judge
+                from harness.judge.conformance import judge
                 entries.append(judge(sc, p, o, getattr(cluster, "server_version", None)))
             if progress is not None:
                 progress.advance(task)
@@ -321,7 +321,7 @@ def cmd_run(args) -> int:
         close_shared()
     failed = [o for o in outcomes if verdict(o) in ("FAIL", "XPASS", "ERROR")]
     if args.conformance:
-        from harness.runner.conformance import write_entries
+        from harness.judge.conformance import write_entries
         md, js = write_entries(entries, Path(args.conformance), seconds=time.monotonic() - t0)
         print(f"conformance report: {md} {js}", file=sys.stderr)
     if args.report:
@@ -436,7 +436,7 @@ def _against(args):
 def cmd_explore(args) -> int:
     """`harness run PATHS --explore N`: each selected scenario x profile under N seeds on the simulated
     engine; the distinct outcomes with their counts ("4 NodeClaims in 7 of 10, 5 in 3 of 10"), and the
-    expectations judged over the set (`expect` in every run, `outcomes` over all: harness/runner/explore.py).
+    expectations judged over the set (`expect` in every run, `outcomes` over all: harness/judge/explore.py).
     Each run after the first also varies the races the scenario leaves open and draws the timings it does not
     give (node boot, VM deletion: harness/loop/races.py), unless `--calm`."""
     ignored = [o for o, v in (("--karpenter-log", args.karpenter_log), ("--against-log", args.against_log),
@@ -446,8 +446,8 @@ def cmd_explore(args) -> int:
     from harness.backends.registry import close_shared, shared_cluster
     from harness.runner.engines import get_engine
     from harness.runner.engines.base import verdict
-    from harness.runner.explore import render, run_scenario, to_json
-    from harness.runner.report import failure_text
+    from harness.judge.explore import render, run_scenario, to_json
+    from harness.report.console import failure_text
     if args.engine != "simulated":
         print("harness run: --explore runs the simulated engine (the real controller's choices are its own; "
               "compare a real run with the simulated set with --conformance DIR)", file=sys.stderr)
@@ -455,7 +455,7 @@ def cmd_explore(args) -> int:
     if args.explore < 1:
         print("harness run: --explore needs a number of seeds of at least 1", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from harness.runner.scenario import load_all
+    from harness.scenario.load import load_all
     try:
         scenarios = load_all(args.paths)
     except SourceError as e:
@@ -465,7 +465,7 @@ def cmd_explore(args) -> int:
     if not jobs:
         print(f"harness run: {why_empty}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from harness.runner.runpage import clear, write_run, write_site
+    from harness.report.runpage import clear, write_run, write_site
     engine = get_engine("simulated")
     explored = []
     if args.report:
@@ -508,13 +508,13 @@ def cmd_bisect(args) -> int:
     from harness.backends.binaries import BinariesError
     from harness.backends.controller import ENV_GIT
     from harness.backends.registry import close_shared
-    from harness.runner.bisect import bisect, jobs_of
+    from harness.judge.bisect import bisect, jobs_of
     git_dir = args.provider_git or os.environ.get(ENV_GIT)
     if not git_dir:
         print(f"harness bisect: --provider-git DIR (or {ENV_GIT}): a karpenter-provider-azure clone with its tags",
               file=sys.stderr)
         return EXIT_BAD_INPUT
-    from harness.runner.scenario import load_all
+    from harness.scenario.load import load_all
     try:
         scenarios = load_all(args.paths)
     except SourceError as e:
@@ -607,8 +607,8 @@ def explain_report(args) -> dict:
     from harness.model.profile import load_profile
     from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engines import run
-    from harness.runner.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass, held_back
-    from harness.runner.scenario import API_VERSION, Manifest, load_scenarios_text
+    from harness.why.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass, held_back
+    from harness.scenario.load import API_VERSION, Manifest, load_scenarios_text
     # the probes `harness parity` runs, pinned to the SKU and capacity type, in the versions the release serves
     probe = Probe(value="", skus=[args.sku], nodeclass={"imageFamily": args.image_family or DEFAULT_IMAGE_FAMILY},
                   capacity_types=[args.capacity_type])
@@ -710,7 +710,7 @@ def _explain_matrix(args, skus: list[str], profiles: list[str], families: list[s
     from rich.table import Table
     from rich.text import Text
 
-    from harness.runner.explain import Request, explain_matrix, layout, matrix_json, releases_text, sources_text
+    from harness.why.explain import Request, explain_matrix, layout, matrix_json, releases_text, sources_text
     req = Request(skus, profiles, families, region=args.region, catalog=args.catalog, catalog_file=args.catalog_file,
                   prices_file=args.prices_file, nodeclass=_explain_nodeclass(args.nodeclass) if args.nodeclass else None,
                   cluster=_key_values(args, "cluster"))
@@ -753,7 +753,7 @@ def cmd_explain(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    from harness.runner.explain import expand_profiles, split_values
+    from harness.why.explain import expand_profiles, split_values
     skus, families = split_values(args.sku), split_values(args.image_family)
     profiles = expand_profiles(split_values(args.profile) or ["upstream"])
     try:
@@ -818,9 +818,9 @@ def cmd_explain(args) -> int:
 
 # -- new ------------------------------------------------------------------------------------------
 def cmd_new(args) -> int:
-    """Scaffold a scenario from manifests or a cluster dump (harness/runner/dump.py)."""
-    from harness.runner.dump import NewOptions, new_scenario, write
-    from harness.runner.notices import group_notes
+    """Scaffold a scenario from manifests or a cluster dump (harness/dump/new.py)."""
+    from harness.dump.new import NewOptions, new_scenario, write
+    from harness.scenario.notices import group_notes
     if not args.manifests and not args.log:
         print("harness new: give manifest or dump files, or a Karpenter log (--log)", file=sys.stderr)
         return EXIT_BAD_INPUT

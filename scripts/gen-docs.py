@@ -354,7 +354,7 @@ manifests:
 
 def _envelope_example() -> list[str]:
     """What `harness validate` prints for ENVELOPE_EXAMPLE (the harness's own notices, in line order)."""
-    from harness.runner.scenario import load_scenarios_text
+    from harness.scenario.load import load_scenarios_text
     (sc,) = load_scenarios_text(ENVELOPE_EXAMPLE, "example.scenario.yaml", ROOT)
     lines = [dataclasses.replace(n, file="example.scenario.yaml").render()
              for n in sorted(sc.warnings, key=lambda n: n.line)]
@@ -416,9 +416,9 @@ def _warned_table(rows: list[tuple[list[str], str, str]], advice: dict) -> list[
 
 def envelope() -> str:
     """Per kind, what the simulation does with each field (envelope.yaml), the words of each warning as
-    harness/runner/envelope.py prints them (its `advice` and `inertKinds` entries, as written), and the kinds
+    harness/scenario/envelope.py prints them (its `advice` and `inertKinds` entries, as written), and the kinds
     accepted as inert."""
-    from harness.runner.envelope import POD_TEMPLATE_PATHS
+    from harness.scenario.envelope import POD_TEMPLATE_PATHS
     data = yaml.safe_load(ENVELOPE.read_text())
     kinds = {kind: section or {} for kind, section in data["kinds"].items()}
     common, inert_kinds, advice = data["common"], data.get("inertKinds") or {}, data["advice"]
@@ -443,7 +443,7 @@ def envelope() -> str:
         "[Job](#job) rules; a warning names the field as it is in the manifest (a Deployment's "
         "`spec.template.spec.schedulerName`). Each kind also has the fields of [every kind](#every-kind). A path "
         "covers the fields under it that no longer path names: the most specific rule wins.")
-    lines = _header("harness/data/envelope.yaml, in the words harness/runner/envelope.py prints") + [
+    lines = _header("harness/data/envelope.yaml, in the words harness/scenario/envelope.py prints") + [
         "# Manifest envelope", "", intro, "",
         "## How a warning reads", "",
         "A scenario holding one of each:", "", '```yaml linenums="1"', ENVELOPE_EXAMPLE.rstrip("\n"), "```", "",

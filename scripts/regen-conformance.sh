@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate docs/conformance/: every upstream-profile scenario of the library on the real
-# Karpenter-on-Azure controller and on the simulated engine, side by side (harness/runner/conformance.py),
+# Karpenter-on-Azure controller and on the simulated engine, side by side (harness/judge/conformance.py),
 # then fail on a difference no strict xfail explains (which side is wrong, from the upstream source).
 # Needs the control plane and the controller (built here when missing: ~15 + ~5-20 min cold).
 # About 55-60 min warm for the whole report on 2 busy cores with JOBS=2 (each worker runs its own API
@@ -20,10 +20,10 @@ out=${1:-docs/conformance}
 shift || true
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
 if [ -n "$stale" ]; then
-  mapfile -t runs < <(python3 -m harness.runner.conformance stale "$out")
+  mapfile -t runs < <(python3 -m harness.judge.conformance stale "$out")
   if [ ${#runs[@]} -eq 0 ]; then
     echo "regen-conformance: $out describes the library; nothing to rerun" >&2
-    exec python3 -m harness.runner.conformance check "$out"
+    exec python3 -m harness.judge.conformance check "$out"
   fi
   printf 'regen-conformance: stale: %s\n' "${runs[@]}" >&2
   # `file::scenario [profile]: why` -> the files and a -k expression of the scenario names
@@ -48,6 +48,6 @@ if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
   echo "regen-conformance: pytest ended with $rc" >&2
   exit "$rc"
 fi
-if [ -n "${MERGE:-}" ]; then python3 -m harness.runner.conformance merge "$dest" "$out"; fi
+if [ -n "${MERGE:-}" ]; then python3 -m harness.judge.conformance merge "$dest" "$out"; fi
 if [ -n "${NO_CHECK:-}" ]; then exit 0; fi
-python3 -m harness.runner.conformance check "$out"
+python3 -m harness.judge.conformance check "$out"

@@ -43,8 +43,8 @@ def test_the_check_names_a_stale_page(tmp_path, monkeypatch):
 
 def test_the_envelope_page_holds_every_kind_field_and_word_of_envelope_yaml():
     """docs/reference/envelope.md names each kind, each field not modeled (as a warning prints it) and each kind
-    accepted as inert, with the words harness/runner/envelope.py prints for them."""
-    from harness.runner.envelope import _data, _join, _split, advice, inert_kind
+    accepted as inert, with the words harness/scenario/envelope.py prints for them."""
+    from harness.scenario.envelope import _data, _join, _split, advice, inert_kind
     page = _gen_docs().envelope()
     data = _data()
     missing = [f"## {kind}" for kind in data["kinds"] if f"\n## {kind}\n" not in page]

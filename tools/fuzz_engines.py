@@ -5,7 +5,7 @@
     python tools/fuzz_engines.py --rejudge reports/fuzz [--explore 32]
 
 Without --seed the seed is fresh (drawn from the OS) and printed first, so a run is replayed with
-`--seed S` under the same generator (printed beside it: harness/runner/fuzz.py GENERATOR). Every
+`--seed S` under the same generator (printed beside it: harness/judge/fuzz.py GENERATOR). Every
 generated scenario and its real outcome are kept under OUT/runs/ (the document, and
 the real engine's Outcome pickled): `--rejudge OUT` judges them again against the simulation as it is
 now, without the real engine (after a model change that should take a miss into the outcome set).
@@ -28,10 +28,10 @@ sys.path.insert(0, str(ROOT))
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 
 from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
-from harness.runner import conformance, fuzz  # noqa: E402
+from harness.judge import conformance, fuzz  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute  # noqa: E402
-from harness.runner.explore import describe, race_text  # noqa: E402
+from harness.judge.explore import describe, race_text  # noqa: E402
 
 
 def judged(sc, real, version: str | None, explore: int) -> dict:

@@ -9,7 +9,7 @@ the disrupted taint and the finalizer-held deletion), so uids, resourceVersions,
 creation and deletion timestamps are the server's own; then every object is listed and written as a List,
 the way `kubectl get ... -o yaml` prints it. No Karpenter controller runs: the state is set, not reached.
 
-    python3 tools/make_dumps.py [--out tests/runner/dumps/real] [CASE ...]
+    python3 tools/make_dumps.py [--out tests/dump/dumps/real] [CASE ...]
 """
 from __future__ import annotations
 
@@ -300,7 +300,7 @@ def dump(cluster, kinds: tuple[str, ...]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(ROOT / "tests" / "runner" / "dumps" / "real"))
+    ap.add_argument("--out", default=str(ROOT / "tests" / "dump" / "dumps" / "real"))
     ap.add_argument("cases", nargs="*", metavar="CASE", help=", ".join(CASES))
     args = ap.parse_args(argv)
     unknown = [c for c in args.cases if c not in CASES]

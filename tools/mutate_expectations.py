@@ -6,7 +6,7 @@ Every scalar an expectation states (and each list element where a change cannot 
 check) is changed, one at a time; the scenario must then fail or be refused by validation (or be an
 equivalent mutant: a disruption command renumbered onto one that did the same). Runs
 each scenario document once per profile on the embedded backend and re-checks only the recorded
-results per mutant (harness/runner/mutation.py says why that is the same verdict as a full run).
+results per mutant (harness/judge/mutation.py says why that is the same verdict as a full run).
 Prints the counts and every survivor as `file:line: path: old -> new`; exit 1 if any survived or
 a mutant raised a traceback.
 """
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.backends.embedded import EmbeddedBackend  # noqa: E402
-from harness.runner.mutation import library, run_mutation  # noqa: E402
+from harness.judge.mutation import library, run_mutation  # noqa: E402
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ from .. import catalog as cat
 
 class NormalizedSkus:
     """normalize_sku(raw) per raw SKU dict (by identity, the raw dict held): a run's fake adds its
-    catalog's SKUs, which are the same dicts run after run (harness/runner/catalogs.py resolves each
+    catalog's SKUs, which are the same dicts run after run (harness/scenario/catalogs.py resolves each
     catalog once), and normalizing them was ~1 % of a small run. Callers never change what it returns."""
 
     MAX = 50_000

@@ -4,7 +4,7 @@ Karpenter's controllers decide (which pods to provision, which NodePool and inst
 which disruption candidate a pass takes or leaves, which eviction is refused) and say little of why: a log
 line, an event. The loop records each decision as a `Decision` on `RunResult.decisions`, in the order taken,
 so a run can answer "why this NodePool", "why is this node still here" and "why did the release decide so"
-(harness/runner/deciding.py compares the records of two runs to find the decision a core switch changed).
+(harness/why/deciding.py compares the records of two runs to find the decision a core switch changed).
 
 A decision names its subject as `Kind/name` (`Pod/default/web-x`, `NodeClaim/default-abc`, `Node/aks-...`,
 `NodePool/default`), so `harness run --why NAME` finds every decision about an object. Recording is cheap (one
@@ -45,7 +45,7 @@ class Decision:
         return False
 
     def key(self) -> tuple:
-        """What two runs' records are compared on (harness/runner/deciding.py): everything but the
+        """What two runs' records are compared on (harness/why/deciding.py): everything but the
         structured data, with generated names left in (the same seed draws the same names)."""
         return (round(self.t, 3), self.controller, self.action, self.subject, self.reason, self.related)
 

@@ -4,7 +4,7 @@ went), each pod from creation to its bind (and its eviction), the events the run
 disruption controllers' steps. Times are offsets from the run's start and UTC (ISO 8601).
 
 Read from a finished RunResult (harness/loop/result.py); `harness run --json`, `--details` and the run
-report (harness/runner/runpage.py) show it. The phases stand for core's NodeClaim status conditions
+report (harness/report/runpage.py) show it. The phases stand for core's NodeClaim status conditions
 Launched, Registered, Initialized (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/nodeclaim_status.go).
 """
 from __future__ import annotations

@@ -3,7 +3,7 @@ choice, with the value that races and the value a scenario runs with when it say
 
 A scenario's own run keeps its options as written (the default is the calm order: one draw, replayed
 exactly). An exploration that covers the races (`harness run --explore N`, the conformance judge:
-harness/runner/explore.py) turns the ones the scenario does not set on and off per seed (`draw`), so
+harness/judge/explore.py) turns the ones the scenario does not set on and off per seed (`draw`), so
 its outcome set holds what the real cluster's timings reach. Each race's behaviour is in the module
 named beside it; why each is a race of the real cluster: docs/races.md.
 

@@ -171,7 +171,7 @@ class RunResult:
     # (harness/loop/assumed.py notice)
     assumed: list[str] = field(default_factory=list)
     # the core switches whose value differs from the newest core's that the loop read, in first-read order
-    # (harness.model.corebehaviour SwitchValues): the candidates harness/runner/deciding.py flips
+    # (harness.model.corebehaviour SwitchValues): the candidates harness/why/deciding.py flips
     core_consulted: list[str] = field(default_factory=list)
     # every decision the loop took, with its reason, in order (harness/loop/decisions.py)
     decisions: list = field(default_factory=list)
@@ -202,7 +202,7 @@ class RunResult:
     timeline: list[dict] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
-    # what `--why` reads that the outcome does not hold (harness/runner/whyobject.py), kept while the decision
+    # what `--why` reads that the outcome does not hold (harness/why/objects.py), kept while the decision
     # record is: `hostPorts` (pod key -> its host ports), `nodepools` (name -> the AKSNodeClass it names, its
     # budgets and when they were last read), `nodeclasses` (name -> readiness, the spec and the hash annotations
     # a NodeClaim launched from it gets, at each change), `lastPass` (the last disruption pass's clock). Not

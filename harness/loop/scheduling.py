@@ -105,7 +105,7 @@ class Scheduler:
         # DaemonSets' ports (a pod whose port a DaemonSet holds is planned anyway); from v1.13.0 (#3022) its own
         # `host_port_usage` may be a callable: the switch is then read at the first pod that asks for a host port,
         # the only pods it decides for (each use below is behind `pod.host_ports`), so a run without one never
-        # reads it (harness/runner/deciding.py suspects only the switches a run read)
+        # reads it (harness/why/deciding.py suspects only the switches a run read)
         self._host_port_usage = host_port_usage
         self._ports_modes: tuple[dict[str, list] | None, bool] | None = None
         self._template_daemon_ports: dict[str, list] = {}

@@ -88,7 +88,7 @@ def fewest_instance_types() -> int:
 
 class SwitchValues(dict):
     """A profile's switch values that remember which of them, differing from the newest core's, the loop
-    read: all of them (`consulted`, for harness/runner/deciding.py's counterfactual runs) and those read
+    read: all of them (`consulted`, for harness/why/deciding.py's counterfactual runs) and those read
     since the last decision was recorded (`recent`, harness/loop/decisions.py). One dict lookup and, for a
     differing switch only, two dict stores per read."""
 

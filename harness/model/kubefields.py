@@ -6,7 +6,7 @@ with list indices, e.g. `spec.containers[0].madeUp`; k8s.io/apimachinery v0.36.3
 json.go NewSerializerWithOptions Strict, pkg/util/managedfields/... and the endpoints' warning handler). The field
 tree is derived from Kubernetes' own OpenAPI v3 documents (k8s.io/kubernetes v1.36.3
 api/openapi-spec/v3/*.json) into harness/data/kube-fields.json by `python -m harness.model.kubefields --sync`;
-harness/runner/envelope.py says each unknown field once, at its line.
+harness/scenario/envelope.py says each unknown field once, at its line.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import copy
 
 KIND = "ReplicationController"
 AS_KIND = "ReplicaSet"
-# the notice's words (harness/runner/scenario.py says it at the object's line)
+# the notice's words (harness/scenario/load.py says it at the object's line)
 RUN_AS = ("run as a ReplicaSet of the same pods: kube-controller-manager runs both with one controller "
           "(k8s.io/kubernetes v1.36.3 pkg/controller/replication), so scheduling and Karpenter see the same; "
           "only its pods' owner kind reads ReplicaSet")

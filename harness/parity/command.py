@@ -62,7 +62,7 @@ def check_options(args) -> None:
     """Everything that can be wrong with the options, said before a minute of probing."""
     from harness.model.profile import ProfileError, available_profiles
     from harness.model.releases import resolve
-    from harness.runner.selection import unknown_profile
+    from harness.scenario.selection import unknown_profile
     for flag, p in (("--profile", args.profile), ("--diff", args.diff)):
         if p is None:
             continue

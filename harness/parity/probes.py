@@ -69,7 +69,7 @@ def pod_manifest(name: str, selector: dict | None = None, cpu: str = "100m") -> 
 
 
 def scenario_text(name: str, profile: str, probe: Probe, manifests: list[dict]) -> str:
-    from harness.runner.scenario import API_VERSION
+    from harness.scenario.load import API_VERSION
     given: dict = {"profiles": [profile], "region": probe.region, "skus": list(probe.skus),
                    "loop": {"runawayThreshold": 3, "maxIterations": 40}}
     if probe.catalog:
@@ -83,7 +83,7 @@ def scenario_text(name: str, profile: str, probe: Probe, manifests: list[dict]) 
 
 def _run(text: str, name: str, profile: str, cluster):
     from harness.runner.engines import run
-    from harness.runner.scenario import load_scenarios_text
+    from harness.scenario.load import load_scenarios_text
     sc = load_scenarios_text(text, f"<parity:{name}>")[0]
     return run(sc, profile, cluster).result
 

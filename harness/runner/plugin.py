@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.runner.notices import HarnessWarning
-from harness.runner.selection import SUFFIX, no_scenario, profiles_for, split_profiles, unknown_profile
+from harness.scenario.notices import HarnessWarning
+from harness.scenario.selection import SUFFIX, no_scenario, profiles_for, split_profiles, unknown_profile
 
 if TYPE_CHECKING:
-    from harness.runner.scenario import Scenario
+    from harness.scenario.load import Scenario
 
 
 def pytest_addoption(parser):
@@ -39,7 +39,7 @@ def pytest_addoption(parser):
                          "(built by `python -m harness.backends build --controller`) on the local backend")
     group.addoption("--harness-conformance", default=None, metavar="DIR", dest="harness_conformance",
                     help="with --harness-engine real: also run each scenario on the simulated engine and write the "
-                         "conformance report DIR/conformance.{md,json} (harness/runner/conformance.py)")
+                         "conformance report DIR/conformance.{md,json} (harness/judge/conformance.py)")
     group.addoption("--harness-real-subset", action="store_true", default=False, dest="harness_real_subset",
                     help="with --harness-engine real: only the small representative subset "
                          "(harness/data/real-engine.yaml ci_subset), for CI")
@@ -61,7 +61,7 @@ def pytest_addoption(parser):
                     help="leave real-backend clusters running after the session (debugging)")
     group.addoption("--harness-report", default=None, metavar="DIR", dest="harness_report",
                     help="write every scenario run as a self-contained HTML page to DIR, with an index "
-                         "(harness/runner/runpage.py; docs/report.md)")
+                         "(harness/report/runpage.py; docs/report.md)")
     group.addoption("--harness-trace", action="store_true", default=False, dest="harness_trace",
                     help="append the loop's event trace to every scenario failure")
     group.addoption("--harness-shard", default=None, metavar="K/N", dest="harness_shard",
@@ -135,7 +135,7 @@ def pytest_configure(config):
         os.environ["KARPENTER_CONTROLLER_TIMING"] = config.option.harness_real_timing
     choose_provider(config.option)
     if config.option.harness_report and not hasattr(config, "workerinput"):   # before any worker writes a run
-        from harness.runner.runpage import clear
+        from harness.report.runpage import clear
         clear(Path(config.option.harness_report))
     check_selection_options(config.option.harness_profile, config.option.harness_backend, config)
     if config.option.harness_engine == "real" and getattr(config.option, "maxschedchunk", "") is None:
@@ -187,7 +187,7 @@ def check_selection_options(profiles: list[str], backends: list[str], config=Non
         return
     from harness.backends.registry import BACKEND_NAMES
     from harness.model.profile import ProfileError, available_profiles
-    from harness.runner.selection import split_profiles, version_notices
+    from harness.scenario.selection import split_profiles, version_notices
     for p in profiles:
         try:
             split_profiles([p])
@@ -260,7 +260,7 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collection_finish(session):
     """With scenario items to run, the objects alive now (modules, the parsed library, and for the
     simulated engine the Azure SDK's clients) are frozen out of the garbage collector's full
-    collections (harness/runner/heap.py); a session without scenario items to run (--collect-only
+    collections (harness/heap.py); a session without scenario items to run (--collect-only
     included) is left as it is."""
     if session.config.option.collectonly:
         return
@@ -269,7 +269,7 @@ def pytest_collection_finish(session):
         from harness.runner.engines.simulated import prepare_process
         prepare_process()
     elif engines:
-        from harness.runner.heap import freeze_long_lived
+        from harness.heap import freeze_long_lived
         freeze_long_lived()
 
 
@@ -316,7 +316,7 @@ def _item_backend(real: bool, backend: str) -> str:
 class ScenarioFile(pytest.File):
     def collect(self):
         from harness.runner.engines import engine_backends
-        from harness.runner.scenario import load_scenarios
+        from harness.scenario.load import load_scenarios
         scenarios = load_scenarios(self.path)
         opts = self.config.option
         real = opts.harness_engine == "real"
@@ -348,7 +348,7 @@ class ScenarioFile(pytest.File):
                     yield item
 
     def repr_failure(self, excinfo):
-        from harness.runner.yamlsource import SourceError
+        from harness.scenario.yamlsource import SourceError
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()
         return super().repr_failure(excinfo)
@@ -379,8 +379,8 @@ class ScenarioItem(pytest.Item):
 
     def runtest(self):
         from harness.runner.engines import get_engine
-        from harness.runner.explore import run_scenario
-        from harness.runner.notices import emit
+        from harness.judge.explore import run_scenario
+        from harness.scenario.notices import emit
         engine = get_engine(self.engine)
         if self.engine == "simulated":
             emit(self.scenario.warnings)        # unmodeled fields, synthesized SKUs (HarnessWarning)
@@ -396,18 +396,18 @@ class ScenarioItem(pytest.Item):
         except BinariesError as e:          # that version's build failed: this item's ERROR, said plainly
             raise ScenarioError(f"{self.scenario.file}:{self.scenario.line}: {e}") from None
         cluster = _cluster(self.config, self.backend, options)
-        # explored under several seeds when the scenario declares an outcome set (harness/runner/explore.py);
+        # explored under several seeds when the scenario declares an outcome set (harness/judge/explore.py);
         # a run that raises is an ERROR verdict (base.errored)
         pages = self.config.option.harness_report
         from harness.loop.why import EVERY_PENDING
         self.outcome = o = run_scenario(engine, self.scenario, self.profile, cluster,
                                         why=[EVERY_PENDING] if pages else None)
         if pages:                 # each process writes its runs; the controller writes the pages (sessionfinish)
-            from harness.runner.runpage import write_run
+            from harness.report.runpage import write_run
             write_run(Path(pages), o)
         report = self.config.getoption("--harness-conformance")
         if report and self.engine == "real":          # an errored real run is in the report too (ERROR)
-            from harness.runner import conformance
+            from harness.judge import conformance
             conformance.write_entry(Path(report), conformance.judge(self.scenario, self.profile, o,
                                                                     cluster.server_version))
         if o.error is not None:
@@ -439,11 +439,11 @@ class ScenarioItem(pytest.Item):
 
     def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, ScenarioFailure) and self.outcome is not None:
-            from harness.runner.report import failure_text
+            from harness.report.console import failure_text
             return failure_text(self.outcome, trace=self.config.option.harness_trace)
         if isinstance(excinfo.value, ScenarioError):
             return f"ERROR {excinfo.value}"
-        from harness.runner.yamlsource import SourceError
+        from harness.scenario.yamlsource import SourceError
         if isinstance(excinfo.value, SourceError):
             return excinfo.value.render()
         return super().repr_failure(excinfo)
@@ -524,13 +524,13 @@ class ScenarioReporting:
             write_durations(path, self.durations)
         report = self.config.getoption("--harness-conformance")
         if report and not hasattr(self.config, "workerinput"):     # after every worker wrote its entries
-            from harness.runner.conformance import assemble
+            from harness.judge.conformance import assemble
             made = assemble(Path(report))
             if made:
                 print(f"\nconformance report: {made[0]} {made[1]}", flush=True)
         pages = self.config.option.harness_report
         if pages and not hasattr(self.config, "workerinput"):      # after every worker wrote its runs
-            from harness.runner.runpage import write_site
+            from harness.report.runpage import write_site
             conformance = Path(report) / "conformance.json" if report else None
             index = write_site(Path(pages), conformance)
             if index is not None:
@@ -566,8 +566,8 @@ class ScenarioReporting:
         says why `--harness-profile` selected nothing, and the run exits as a usage error (4), not 5."""
         from pathlib import Path
 
-        from harness.runner.scenario import find_scenario_files, load_scenarios
-        from harness.runner.yamlsource import SourceError
+        from harness.scenario.load import find_scenario_files, load_scenarios
+        from harness.scenario.yamlsource import SourceError
         wanted = self.config.option.harness_profile
         if not wanted or split_profiles(wanted)[1]:
             return

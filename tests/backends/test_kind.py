@@ -199,7 +199,7 @@ def test_current_writers_are_the_writers_of_the_value_on_the_node():
 
 def test_writer_expectation_on_kind_reads_managed_fields():
     from harness.loop.result import LabelWrite, NodeResult
-    from harness.runner.expect import Checker
+    from harness.scenario.expect.match import Checker
     nr = NodeResult("n", 0, "c", "p", "t", "1", "on-demand", "n", labels={"k": "v"})
     nr.provenance = {"k": [LabelWrite("kubelet-node-labels", "v"), LabelWrite("karpenter-core", "v")]}
     r = _result_with({}, [])

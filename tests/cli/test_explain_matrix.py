@@ -1,6 +1,6 @@
 """`harness explain` with several sizes, image families or releases: one matrix in one call, each cell
 naming what decided it - the release's AKSNodeClass CRD, the image family's GPU table, the instance-type
-filters - and agreeing with the single-size explain (harness/runner/explain.py)."""
+filters - and agreeing with the single-size explain (harness/why/explain.py)."""
 from __future__ import annotations
 
 import json
@@ -9,7 +9,7 @@ import pytest
 
 from harness.cli import main as cli
 from harness.model.releases import release_profiles
-from harness.runner.explain import (
+from harness.why.explain import (
     CRD,
     IMAGE_FAMILY,
     NOT_READY,

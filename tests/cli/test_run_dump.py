@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli
-from harness.runner.scenario import load_scenarios
+from harness.scenario.load import load_scenarios
 
-DUMP = Path(__file__).resolve().parents[1] / "runner" / "dumps" / "expiring-node.yaml"   # expires 2026-11-20T14:00Z
+DUMP = Path(__file__).resolve().parents[1] / "dump" / "dumps" / "expiring-node.yaml"   # expires 2026-11-20T14:00Z
 
 
 @pytest.fixture
@@ -61,8 +61,8 @@ def test_only_a_settled_run_whose_dump_expectations_differ_moved_on():
 
     from harness.loop.result import NodePoolResult, RunResult
     from harness.runner.engines.base import Outcome
-    from harness.runner.expect import Mismatch
-    from harness.runner.report import dump_verdict, shown_verdict
+    from harness.scenario.expect.match import Mismatch
+    from harness.report.console import dump_verdict, shown_verdict
 
     def outcome(path="expect.nodes[0].deleted", tags=("bug", "dump"), **result) -> Outcome:
         sc = SimpleNamespace(tags=list(tags), given={}, expect={}, steps=[], xfail_reason=lambda *a, **k: None)

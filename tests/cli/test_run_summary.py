@@ -110,7 +110,7 @@ def test_releases_that_cannot_serve_the_files_api_versions_are_one_line(capsys):
 
 def test_a_run_that_never_settles_is_a_warning(monkeypatch, capsys):
     """`not steady after 60 iterations` passed silently: the result column and a WARNING say it."""
-    from harness.runner import explore
+    from harness.judge import explore
     real = explore.run_scenario
 
     def stopped(*a, **kw):

@@ -30,7 +30,7 @@ def test_a_run_with_a_controller_of_its_own_has_no_affinity():
 def test_keys_come_from_the_scenario_files():
     """Two runs of one scenario file share a key when they ask the same of the controller; a run whose
     faults need a controller of its own has none; what is not a real-engine scenario run has none."""
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     labels = [f"{LABELS}::{sc.name}[upstream-real]" for sc in load_scenarios(ROOT / LABELS)]
     faulted = next(f"{FAULTS}::{sc.name}[upstream-real]" for sc in load_scenarios(ROOT / FAULTS) if sc.given.get("faults"))
     keys = run_keys(ROOT, labels + [faulted, "tests/test_x.py::test_y", f"{LABELS}::nope[upstream-real]"])

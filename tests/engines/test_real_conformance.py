@@ -2,7 +2,7 @@
 difference explained or not, entries joined from parallel runs, and the staleness check."""
 import json
 
-from harness.runner.conformance import assemble, body_diff, main, render_markdown, stale, write_entry
+from harness.judge.conformance import assemble, body_diff, main, render_markdown, stale, write_entry
 
 
 def _vm(name, size, zone, tags):
@@ -66,7 +66,7 @@ def test_stale_names_what_changed(tmp_path):
     from types import SimpleNamespace
     sc = SimpleNamespace(file="scenarios/x.scenario.yaml", name="a", profiles=["upstream"],
                          doc=SimpleNamespace(data={"k": 1}))
-    from harness.runner import conformance
+    from harness.judge import conformance
     report = {"entries": [{**_entry("a", "agree"), "scenarioDigest": conformance.digest({"k": 1}), "simDigest": "old"},
                           _entry("gone", "agree")]}
     ended = SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={})
@@ -83,9 +83,9 @@ def test_runs_are_compared_where_the_real_run_ended():
     both sides are compared after their last step, and a real run that stopped early (a step it cannot
     play) is compared with the simulation of the steps it played."""
     from harness.loop.result import RunResult
-    from harness.runner.conformance import played_only
+    from harness.judge.conformance import played_only
     from harness.runner.engines.base import Outcome
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     first, last = (RunResult("s", "upstream", "local", seed) for seed in (1, 2))
     sc = load_scenarios("scenarios/loop/in-place-updates.scenario.yaml")[0]
     assert Outcome(sc, "upstream", "local", first).final is first
@@ -101,8 +101,8 @@ def test_a_step_the_runs_state_did_not_allow_is_compared_with_the_whole_simulati
     and a FAIL of the same outcome. Only a step the real engine cannot play cuts the simulation."""
     from types import SimpleNamespace
 
-    from harness.runner.conformance import compared_as
-    from harness.runner.scenario import load_scenarios
+    from harness.judge.conformance import compared_as
+    from harness.scenario.load import load_scenarios
     sc = next(s for s in load_scenarios("scenarios/loop/in-place-updates.scenario.yaml") if len(s.steps) > 1)
     failed = SimpleNamespace(step_results=[], skipped=None, skipped_steps=[])
     assert compared_as(sc, failed) is sc
@@ -136,7 +136,7 @@ def test_a_deleted_nodes_termination_marks_are_not_its_outcome():
     load-balancer exclusion, kube-controller-manager's unreachable taint), the simulation as it was
     disrupted: the marks say when the record was taken. A Node still there keeps them."""
     from harness.loop.result import NodeResult
-    from harness.runner.outcome import node_view
+    from harness.judge.outcome import node_view
 
     def node(deleted):
         return NodeResult(name="n", index=0, nodeclaim="c", nodepool="p", instance_type="Standard_D2s_v3", zone="1",
@@ -155,7 +155,7 @@ def test_when_both_runs_ran_away_their_counts_are_noise():
     from types import SimpleNamespace
 
     from harness.loop.result import NodeResult
-    from harness.runner.conformance import _pair
+    from harness.judge.conformance import _pair
 
     def run(n, runaway):
         nodes = [NodeResult(name=f"n{i}", index=i, nodeclaim=f"c{i}", nodepool="p", instance_type="Standard_D2s_v3",
@@ -172,7 +172,7 @@ def test_when_both_runs_ran_away_their_counts_are_noise():
 def test_report_drift_names_what_a_fresh_run_says_otherwise(tmp_path):
     """The nightly's `compare`: another real verdict or status, a run one side lacks inside the folders
     both cover, and a folder only the fresh run covers; nothing for two reports that say the same."""
-    from harness.runner.conformance import report_drift
+    from harness.judge.conformance import report_drift
     other = {**_entry("z", "agree"), "file": "scenarios/other/y.scenario.yaml"}
     checked_in = {"entries": [_entry("a", "agree"), _entry("b", "agree"), _entry("gone", "agree")]}
     fresh = {"entries": [_entry("a", "agree"), _entry("b", "unexplained"), _entry("new", "agree"), other]}
@@ -196,7 +196,7 @@ def test_when_both_runs_ran_away_a_nodes_termination_marks_are_noise():
     from types import SimpleNamespace
 
     from harness.loop.result import NodeResult
-    from harness.runner.conformance import _pair
+    from harness.judge.conformance import _pair
 
     def run(runaway, taints=(), labels=None):
         nodes = [NodeResult(name="n0", index=0, nodeclaim="c0", nodepool="p", instance_type="Standard_D2s_v3",
@@ -223,7 +223,7 @@ def test_a_retried_launchs_nic_is_noise():
     Without a launch being retried the NIC count still differs."""
     from types import SimpleNamespace
 
-    from harness.runner.conformance import _pair
+    from harness.judge.conformance import _pair
 
     def run(nics, retrying):
         claims = [SimpleNamespace(launched=True, deleted=None, rejected=None, failures=[])]
@@ -245,7 +245,7 @@ def test_stale_names_a_step_the_real_engine_now_plays(tmp_path):
     """A report made before the controller's clock moved says an `advance: 22h` was not played; once the
     engine plays it, the entry no longer describes what a real run does."""
     from types import SimpleNamespace
-    from harness.runner import conformance
+    from harness.judge import conformance
     sc = SimpleNamespace(file="scenarios/x.scenario.yaml", name="a", profiles=["upstream"],
                          doc=SimpleNamespace(data={"k": 1}), steps=[{"advance": "22h"}])
     ended = SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={})
@@ -275,8 +275,8 @@ def test_outcomes_too_many_to_sample_are_compared_as_counts(monkeypatch):
     from types import SimpleNamespace
 
     from harness.loop.result import NodeResult
-    from harness.runner import conformance
-    from harness.runner.conformance import compare, status_text
+    from harness.judge import conformance
+    from harness.judge.conformance import compare, status_text
     monkeypatch.setattr(conformance, "_agreeing_up_to_zones", lambda *a: [])     # (its nodes name their zones)
 
     def node(i, zone, deleted=None):

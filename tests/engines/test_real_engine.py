@@ -89,7 +89,7 @@ def test_log_hosts_lists_every_url_host(tmp_path):
 def test_which_engine_an_xfail_is_about():
     from types import SimpleNamespace
 
-    from harness.runner.scenario import Scenario
+    from harness.scenario.load import Scenario
 
     def applies(reason: str, real: bool) -> bool:
         sc = SimpleNamespace(xfail={"upstream": reason})

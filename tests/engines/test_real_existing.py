@@ -227,7 +227,7 @@ def test_unmanaged_node_has_its_instance_types_capacity_in_the_scenarios_region(
 
     from harness.runner.engines import azureside
     from harness.runner.engines.real.existing import unmanaged_node
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     doc = tmp_path / "x.scenario.yaml"
     doc.write_text("apiVersion: harness.karpenter.azure.com/v1alpha1\nkind: Scenario\nmetadata: {name: x}\n"
                    "given: {region: eastus, skus: [Standard_F16s_v2]}\nmanifests: []\n")

@@ -11,7 +11,7 @@ from harness.loop.clock import parse_rfc3339
 from harness.model.profile import load_profile
 from harness.runner.engines.real import existing, history
 from harness.runner.engines.real.engine import RealEngine
-from harness.runner.scenario import load_scenarios_text
+from harness.scenario.load import load_scenarios_text
 
 START = "2026-11-26T20:56:32Z"
 MANIFESTS = ("[{apiVersion: karpenter.sh/v1, kind: NodePool, metadata: {name: web}, spec: {template: {spec: "

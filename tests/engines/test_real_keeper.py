@@ -173,7 +173,7 @@ def _state(pid: int) -> str:
 
 def test_two_documents_in_a_row_share_one_controller_stopped_between_them(real_cluster, monkeypatch):
     from harness.runner.engines.base import execute
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     monkeypatch.delenv(keeper.KEEP_ENV, raising=False)
     engine, cluster = real_cluster
     keeper.KEEPER.close()
@@ -210,7 +210,7 @@ def test_a_kept_controller_closes_with_its_cluster_and_once(tmp_path):
 def test_faults_need_a_controller_of_their_own():
     """A fault may aim at what the controller asks once, at its start (loop/transient-azure-errors:
     the SKU list throttled once): a kept controller would never ask."""
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     docs = load_scenarios(ROOT / "scenarios/loop/transient-azure-errors.scenario.yaml")
     assert {keeper.needs_its_own(sc) for sc in docs if sc.given.get("faults")} == {"given.faults"}
     # a fault a step adds meets a controller that has started already: a kept one will do

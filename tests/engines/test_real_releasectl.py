@@ -182,7 +182,7 @@ def test_a_core_commit_between_releases_is_taken_from_cores_history(tmp_path, mo
 def test_nightly_release_matrix_covers_every_line_and_every_pair_profile():
     """The nightly release-controllers job runs one machine per release: each release line's newest
     patch (its smoke set), every profile a core switch's pair names and every release a knob scenario
-    replays on (harness/runner/knobreplays.py) must have one."""
+    replays on (harness/judge/knobreplays.py) must have one."""
     import yaml
     root = Path(__file__).resolve().parents[2]
     workflow = yaml.safe_load((root / ".github/workflows/nightly.yml").read_text())
@@ -193,8 +193,8 @@ def test_nightly_release_matrix_covers_every_line_and_every_pair_profile():
     for f in sorted((root / "scenarios/releases/core").glob("*.scenario.yaml")):
         for doc in yaml.safe_load_all(f.read_text()):
             wanted |= set(((doc or {}).get("given") or {}).get("profiles") or [])
-    from harness.runner.knobreplays import NONE, replays
-    from harness.runner.scenario import load_all
+    from harness.judge.knobreplays import NONE, replays
+    from harness.scenario.load import load_all
     wanted |= set(replays(load_all([root / "scenarios"]))) - {NONE}
     assert wanted - matrix == set()
 

@@ -101,7 +101,7 @@ def test_an_unjudged_step_is_not_applicable_and_ends_the_run():
     not applicable (named), its state is not the run's last, and no later step builds on it."""
     from harness.backends.embedded import EmbeddedBackend
     from harness.runner.engines.base import execute
-    from harness.runner.scenario import load_scenarios_text
+    from harness.scenario.load import load_scenarios_text
 
     class Engine:
         name = "stub"

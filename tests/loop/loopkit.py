@@ -59,7 +59,7 @@ def simulation(cluster, manifests=(), profile="upstream", seed=1, min_values_pol
     from harness.model import instancetypes as itmod
     from harness.model.profile import load_profile
     from harness.runner.engines.azureside import cluster_settings, fake_azure
-    from harness.runner.scenario import load_scenarios_text
+    from harness.scenario.load import load_scenarios_text
 
     sc = load_scenarios_text(SCENARIO, "unit.scenario.yaml", ROOT / "scenarios")[0]
     cluster.reset()

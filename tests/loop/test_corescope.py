@@ -120,7 +120,7 @@ def test_an_unpriced_candidate_is_said_before_core_v190(embedded):
     offered; at provider v0.7.5 (core v1.0.6, an error there) the run names unpricedCandidate, upstream not."""
     from harness.runner.engines import get_engine
     from harness.runner.engines.base import execute
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     from tests.loop.loopkit import ROOT
     (sc,) = load_scenarios(ROOT / "scenarios/releases/core/unpriced-candidate.scenario.yaml")
     engine = get_engine("simulated")

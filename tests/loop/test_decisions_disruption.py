@@ -8,7 +8,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines import run
-from harness.runner.scenario import load_scenarios, load_scenarios_text
+from harness.scenario.load import load_scenarios, load_scenarios_text
 from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -85,7 +85,7 @@ def test_a_nodepool_whose_limits_cpu_node_capacity_uses_up_sends_the_pod_to_the_
 def test_the_library_scenario_records_why_the_fallback_took_the_pod(embedded):
     """scenarios/loop/why-this-nodepool.scenario.yaml: 64 of 64."""
     from harness.runner.engines import run as run_scenario
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     (sc,) = load_scenarios(ROOT / "scenarios/loop/why-this-nodepool.scenario.yaml")
     out = run_scenario(sc, "upstream", embedded)
     assert out.passed, out.failures if hasattr(out, "failures") else out
@@ -152,7 +152,7 @@ def test_a_failed_launch_names_azures_error_code_and_what_was_marked_unavailable
     """scenarios/loop/create-faults.scenario.yaml zonal-allocation-failure-moves-zone: the first VM fails with
     ZonalAllocationFailed, its zone's offerings are marked unavailable, the next NodeClaim launches elsewhere."""
     from harness.runner.engines import run as run_scenario
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     (sc,) = [s for s in load_scenarios(ROOT / "scenarios/loop/create-faults.scenario.yaml")
              if s.name == "zonal-allocation-failure-moves-zone"]
     result = run_scenario(sc, "upstream", embedded).result
@@ -189,7 +189,7 @@ def test_idle_rounds_over_the_same_pods_are_recorded_once(embedded):
     """Pods of a node being deleted whose drain waits: every round plans them again and decides nothing new
     (60 rounds here); the record keeps a round only when something was decided since the one before."""
     from harness.runner.engines import run as run_scenario
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     (sc,) = [s for s in load_scenarios(ROOT / "scenarios/upstream-core/provisioning/provisioning.scenario.yaml")
              if s.name == "should-schedule-all-pods-on-one-inflight-node-when-node-is-in-d"]
     result = run_scenario(sc, "upstream", embedded).result

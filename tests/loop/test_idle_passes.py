@@ -8,8 +8,8 @@ from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.runner.engines import run
-from harness.runner.fingerprint import fingerprint
-from harness.runner.scenario import load_scenarios
+from harness.judge.fingerprint import fingerprint
+from harness.scenario.load import load_scenarios
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
 
 ROOT = Path(__file__).resolve().parents[2]

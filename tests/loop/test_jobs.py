@@ -8,7 +8,7 @@ import copy
 
 import yaml
 
-from harness.runner.scenario import load_scenarios_text
+from harness.scenario.load import load_scenarios_text
 
 NODEPOOL = [
     {"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass", "metadata": {"name": "default"},

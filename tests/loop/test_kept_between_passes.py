@@ -6,7 +6,7 @@ from __future__ import annotations
 from harness.backends.embedded import EmbeddedBackend
 from harness.loop.controllers import state
 from harness.runner.engines import run
-from harness.runner.fingerprint import fingerprint
+from harness.judge.fingerprint import fingerprint
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
 from tests.loop.test_idle_passes import _scenarios
 

@@ -121,8 +121,8 @@ def _consolidated(embedded, seed: int, next_command: str):
     its result, each command's candidates, and whether a command started while an earlier one's node was still
     terminating."""
     from harness.runner.engines import run
-    from harness.runner.explore import with_races, with_seed
-    from harness.runner.scenario import load_scenarios
+    from harness.judge.explore import with_races, with_seed
+    from harness.scenario.load import load_scenarios
     sc = next(s for s in load_scenarios(NEXT_COMMAND) if s.name == "next-command-after-drain")
     r = run(with_seed(with_races(sc, {"nextCommand": next_command}), seed), "upstream", embedded).final
     commands: dict[int, list[dict]] = {}

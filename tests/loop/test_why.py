@@ -10,8 +10,8 @@ import pytest
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main as cli
 from harness.runner.engines import run
-from harness.runner.report import failure_text
-from harness.runner.scenario import load_scenarios_text
+from harness.report.console import failure_text
+from harness.scenario.load import load_scenarios_text
 
 ROOT = Path(__file__).resolve().parents[2]
 

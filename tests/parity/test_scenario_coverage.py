@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.runner.scenario import find_scenario_files, load_scenarios
+from harness.scenario.load import find_scenario_files, load_scenarios
 
 LIBRARY = Path(__file__).resolve().parents[2] / "scenarios" / "design-0006"
 PROFILES = ("before-0006", "design-0006", "upstream")

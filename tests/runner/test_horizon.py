@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.runner import conformance
+from harness.judge import conformance
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute
-from harness.runner.scenario import load_scenarios, load_scenarios_text
+from harness.scenario.load import load_scenarios, load_scenarios_text
 
 ROOT = Path(__file__).resolve().parents[2]
 # every NIC GET answers 500: each launch of the NodeClaim fails the same way until core's 5 minute

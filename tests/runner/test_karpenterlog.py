@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.runner import karpenterlog as kl
-from harness.runner.scenario import load_all
+from harness.scenario.load import load_all
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = Path(__file__).resolve().parent / "karpenterlogs"
@@ -185,8 +185,8 @@ def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
     import yaml
 
     from harness.loop.clock import parse_rfc3339
-    from harness.runner.dump import NewOptions, new_scenario, read_objects, split
-    dump = ROOT / "tests/runner/dumps/real/expiring-node.yaml"
+    from harness.dump.new import NewOptions, new_scenario, read_objects, split
+    dump = ROOT / "tests/dump/dumps/real/expiring-node.yaml"
     t0 = parse_rfc3339(split(read_objects([str(dump)])).newest)
     log = tmp_path / "karpenter.log"
     log.write_text(_line(t0 - 61, "found provisionable pod(s)", Pods="default/web-x", duration="5ms")
@@ -446,7 +446,7 @@ def test_cli_against_log_from_a_time_with_a_tolerance(tmp_path, capsys):
     """`--against-log` on a scenario made from the log: compared from its given.startTime, the log's wording
     said when it is another release's; `--log-from` and `--log-tolerance` checked."""
     from harness.cli import main as cli
-    from harness.runner.dump import NewOptions, new_scenario
+    from harness.dump.new import NewOptions, new_scenario
     out = tmp_path / "t.scenario.yaml"
     log = str(TICKETS / "pdb-drain-core-v1.5.log")
     _, text, _ = new_scenario(NewOptions([], "t", output=str(out), log=log, provider_version="1.10.2"))

@@ -73,7 +73,7 @@ def test_old_spellings_without_their_owners(tmp_path):
     assert "--backend is deprecated: use --harness-backend" in proc.stdout
 
 
-HEAVY = ("harness.runner.scenario", "harness.runner.engine", "harness.model", "harness.backends", "harness.loop",
+HEAVY = ("harness.scenario.load", "harness.runner.engine", "harness.model", "harness.backends", "harness.loop",
          "fakeazure", "jsonschema", "celpy", "azure")        # (yaml: pytest-kind imports it)
 
 PROBE = """\

@@ -63,7 +63,7 @@ expect:
 
 def test_given_profiles_take_versions_and_all_releases(tmp_path):
     from harness.model import releases
-    from harness.runner.scenario import load_scenarios_text
+    from harness.scenario.load import load_scenarios_text
     (sc,) = load_scenarios_text(SCENARIO.replace("PROFILES", "upstream, all-releases"), "a.scenario.yaml", tmp_path)
     assert sc.profiles == ["upstream"] + releases.release_profiles() and not sc.warnings
     (sc,) = load_scenarios_text(SCENARIO.replace("PROFILES", "v1.6.3, v1.8.1"), "b.scenario.yaml", tmp_path)
@@ -76,8 +76,8 @@ def test_given_profiles_take_versions_and_all_releases(tmp_path):
 def test_given_profiles_refuse_a_name_that_is_no_profile_or_version(tmp_path):
     import pytest
 
-    from harness.runner.scenario import load_scenarios_text
-    from harness.runner.yamlsource import SourceError
+    from harness.scenario.load import load_scenarios_text
+    from harness.scenario.yamlsource import SourceError
     with pytest.raises(SourceError, match=r"c.scenario.yaml:5: unknown profile 'v1.x'; available: before-0006, "
                                           r"design-0006, upstream; or a provider version"):
         load_scenarios_text(SCENARIO.replace("PROFILES", "v1.x"), "c.scenario.yaml", tmp_path)

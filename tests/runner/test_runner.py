@@ -14,8 +14,8 @@ import yaml
 from harness.backends.embedded import EmbeddedBackend
 from harness.cli import main as cli
 from harness.runner.engines import run
-from harness.runner.report import failure_text
-from harness.runner.scenario import load_scenarios_text
+from harness.report.console import failure_text
+from harness.scenario.load import load_scenarios_text
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -230,7 +230,7 @@ def test_new_scaffolds_a_runnable_scenario(tmp_path, capsys):
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "app"},
          "spec": {"containers": [{"name": "c", "image": "x"}]}}))
     out = tmp_path / "bug.scenario.yaml"
-    # manifests as written say no region: it is given (never defaulted, tests/runner/test_dump_report.py)
+    # manifests as written say no region: it is given (never defaulted, tests/dump/test_dump_report.py)
     assert cli(["new", str(manifests), "--name", "acme-1", "-o", str(out), "--region", "southcentralus"]) == 0
     text = out.read_text()
     assert text.startswith("# yaml-language-server: $schema=")

@@ -31,7 +31,7 @@ RUN_DURATION = "harness.karpenter.azure.com/run-duration"
 def run_duration(meta: dict) -> float | None:
     """The pods' run time the Job's (or jobTemplate's) metadata annotation gives, in seconds."""
     value = ((meta or {}).get("annotations") or {}).get(RUN_DURATION)
-    # the loader refused a value that is not a duration (harness/runner/scenario.py)
+    # the loader refused a value that is not a duration (harness/scenario/load.py)
     return None if value is None else scenario_duration(str(value))
 
 

@@ -1,6 +1,6 @@
 """A support engineer's kubectl verbs, played on the simulated cluster as the API server and the controllers
 behind it answer them: `kubectl delete nodeclaim|node`, `cordon`, `uncordon`, `drain`, `scale`, `rollout
-restart`, `label`, `annotate` (a scenario step's actions: harness/runner/steps.py ACTIONS).
+restart`, `label`, `annotate` (a scenario step's actions: harness/scenario/steps.py ACTIONS).
 
 Deleting a NodeClaim or a Karpenter Node starts the termination Karpenter runs for its own deletions
 (nodetermination.py: the Node's karpenter.sh/termination finalizer drains it, the NodeClaim goes with it,

@@ -3,7 +3,7 @@
 `apply` creates objects in dependency order (as `kubectl apply -f` of a directory would need them to
 exist); an object that already exists is updated, as `kubectl apply` does (`update`): a Deployment
 is scaled or rolled, a NodePool, AKSNodeClass, DaemonSet or volume object takes the new spec, a Pod
-its new labels and annotations (its spec is immutable: harness/runner/shapes.py refuses a changed
+its new labels and annotations (its spec is immutable: harness/scenario/shapes.py refuses a changed
 one before the run). A Deployment's pods are made here (the Deployment and ReplicaSet controllers, kubernetes
 v1.36.3 pkg/controller/deployment, pkg/controller/replicaset), before the apply's bare Pods or, with
 `given.loop.controllerPods: raced`, after them in a seeded choice; a StatefulSet goes to its controller

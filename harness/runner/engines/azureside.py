@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness.loop.clock import SimClock
-from harness.runner.catalogs import scenario_catalog
-from harness.runner.scenario import Scenario
+from harness.scenario.catalogs import scenario_catalog
+from harness.scenario.load import Scenario
 
 DEFAULT_CLUSTER = {
     "nodeResourceGroup": "MC_harness-rg_harness-cluster_{region}",

@@ -21,10 +21,10 @@ from harness.model import releases
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.result import RunResult
-from harness.runner.expect import Mismatch, check
-from harness.runner.heap import run_collections
-from harness.runner.scenario import Scenario
-from harness.runner.steps import StepFailed
+from harness.scenario.expect.match import Mismatch, check
+from harness.heap import run_collections
+from harness.scenario.load import Scenario
+from harness.scenario.steps import StepFailed
 
 
 @dataclass(frozen=True)
@@ -67,9 +67,9 @@ class Outcome:
     # --karpenter-log`/`--against-log` on the real engine: harness/runner/karpenterlog.py)
     controller_log: str = ""
     error: str | None = None       # the run could not finish: `file:line: ...: ExcType: message` (errored)
-    # a run under several seeds (harness/runner/explore.py Exploration): the distinct outcomes, their counts
+    # a run under several seeds (harness/judge/explore.py Exploration): the distinct outcomes, their counts
     exploration: object = None
-    # what the release decided (harness/runner/deciding.py Deciding), when asked
+    # what the release decided (harness/why/deciding.py Deciding), when asked
     deciding: object = None
 
     @property
@@ -154,7 +154,7 @@ class Run(Protocol):
         registered, and say which in `in_flight`."""
 
     def play(self, step: dict, manifests: list[dict]) -> str | None:
-        """Play a step's actions in the one order (harness/runner/steps.py ACTIONS, `steps.play`); returns
+        """Play a step's actions in the one order (harness/scenario/steps.py ACTIONS, `steps.play`); returns
         why this engine cannot play it, decided before any action is played (the later steps build on it,
         so the loop stops there). A StepFailed leaves the step's later actions unplayed."""
 
@@ -205,7 +205,7 @@ def execute(engine: Engine, scenario: Scenario, profile: str, cluster: Cluster, 
     """Run `scenario` under `profile` on `cluster` with `engine` and check every expectation.
     `why`: pod names whose why view the outcome gets even when the run passes. `checkpoints`: a list
     that gets each check point (a copy of the result where a later step changes it) - what an
-    exploration judges `outcomes` over (harness/runner/explore.py)."""
+    exploration judges `outcomes` over (harness/judge/explore.py)."""
     with run_collections():       # the collector's full walks after the run, not within it (heap.py)
         return _execute(engine, scenario, profile, cluster, why=why, checkpoints=checkpoints, **options)
 

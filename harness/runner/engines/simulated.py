@@ -19,10 +19,10 @@ from harness.model.knobrelease import knob_release
 from harness.model.profile import profile_with_knobs
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import NotApplicable, Outcome
-from harness.runner.expect import Mismatch
-from harness.runner.notices import Notice, emit
-from harness.runner.scenario import Scenario
-from harness.runner.steps import StepFailed, evict, play, restrict, workload_of
+from harness.scenario.expect.match import Mismatch
+from harness.scenario.notices import Notice, emit
+from harness.scenario.load import Scenario
+from harness.scenario.steps import StepFailed, evict, play, restrict, workload_of
 
 
 @functools.lru_cache(maxsize=4)
@@ -42,12 +42,12 @@ def sdk_clients(subscription_id: str) -> tuple:
 def prepare_process() -> None:
     """Before the first of many simulated runs in this process: build the SDK clients (importing
     the Azure SDK makes most of a process's long-lived objects), then freeze what is alive out of the
-    garbage collector's full collections (harness/runner/heap.py). Measured on the library's first
+    garbage collector's full collections (harness/heap.py). Measured on the library's first
     round in a process (the one round a pytest worker runs): ~15% less CPU than freezing before the
     SDK is imported."""
     from azure.core.settings import settings
     from fakeazure.arm import WELL_KNOWN_SUBSCRIPTION
-    from harness.runner.heap import freeze_long_lived
+    from harness.heap import freeze_long_lived
     sdk_clients(WELL_KNOWN_SUBSCRIPTION)         # the fake's default subscription (fake_azure)
     # azure-core asks settings.tracing_enabled() at each operation (its tracing decorator) and each request
     # (DistributedTracingPolicy), each time reading AZURE_TRACING_ENABLED and AZURE_SDK_TRACING_IMPLEMENTATION

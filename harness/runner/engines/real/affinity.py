@@ -28,7 +28,7 @@ def run_keys(rootpath: Path, nodeids: list[str]) -> dict[str, str | None]:
     from harness.loop.clock import SimClock
     from harness.runner.engines.azureside import cluster_settings, fake_azure
     from harness.runner.engines.real import keeper
-    from harness.runner.scenario import load_scenarios
+    from harness.scenario.load import load_scenarios
     files: dict[str, dict] = {}
     keys: dict[str, str | None] = {}
     for nodeid in nodeids:

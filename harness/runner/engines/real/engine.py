@@ -50,8 +50,8 @@ from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAS
                                                 IDLE_POLL_SECONDS, PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations,
                                                 Settler, drain_waits, nomination_ends, pass_counts,
                                                 provisioning_rounds)
-from harness.runner.expect import Mismatch
-from harness.runner.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict, workload_of
+from harness.scenario.expect.match import Mismatch
+from harness.scenario.steps import StepFailed, actions, evict_vm, eviction_target, play, restrict, workload_of
 
 DRIFT_SOURCES = ("NodePool", "AKSNodeClass")   # an update may drift NodeClaims (their hash annotations)
 
@@ -679,7 +679,7 @@ class RealRun:
         provider launched them while they were offered), then the controller restarts, so its SKU list
         at the first pass has the restrictions (the simulation: Simulation.restarted). A kept controller
         is keyed on the catalog it now reads (keeper.py scenario_key)."""
-        from harness.runner.steps import restrict
+        from harness.scenario.steps import restrict
         restrict(self.fake, entries)
         t0 = time.monotonic()
         self.kept.restart()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from harness.backends.base import APIRejected
 from harness.loop.controllers.kubectl import RESTARTED_AT, not_found
 from harness.model.podtermination import timestamp
-from harness.runner.steps import StepFailed
+from harness.scenario.steps import StepFailed
 
 RESOURCES = {"Node": "nodes", "NodeClaim": "nodeclaims.karpenter.sh", "Pod": "pods", "Deployment": "deployments.apps",
              "StatefulSet": "statefulsets.apps", "NodePool": "nodepools.karpenter.sh",

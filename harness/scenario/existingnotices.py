@@ -1,0 +1,41 @@
+"""What a scenario's existing state leaves to assumption, said once per scenario wherever it runs (`harness run`,
+`harness validate`, the pytest plugin): nodes seeded not Ready (given.existingNodes[].ready), whose aftermath on a
+real cluster the simulation does not play, and stand-in pods `harness new` made for pods a dump lacks
+(harness/scenario/standins.py)."""
+from __future__ import annotations
+
+from harness.scenario.notices import Notice
+
+# what follows a Node's Ready False or Unknown on a cluster that neither engine plays: the taint-eviction controller
+# (k8s.io/kubernetes v1.36.3 pkg/controller/tainteviction) evicts a pod once its toleration of the NoExecute
+# not-ready or unreachable taint runs out, 300 s by default (plugin/pkg/admission/defaulttolerationseconds
+# defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds); core's node repair
+# (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/health, feature gate NodeRepair, off by default) deletes a
+# node the provider's RepairPolicies name after their toleration (github.com/Azure/karpenter-provider-azure
+# v1.14.2 pkg/cloudprovider/cloudprovider.go RepairPolicies: Ready False or Unknown for 10 minutes)
+NOT_SIMULATED = ("not simulated: kube-controller-manager's taint-based eviction of their pods once the pods' "
+                 "NoExecute tolerations run out (300 s by default), and node repair (core's NodeRepair feature gate, "
+                 "off by default; with it the provider repairs a node NotReady or Unknown for 10 minutes): they "
+                 "stay as seeded, their pods bound")
+
+
+def existing_notices(sc) -> list[Notice]:
+    from harness.scenario import standins
+    out: list[Notice] = []
+    entries = (sc.given or {}).get("existingNodes") or []
+    down = [(i, e) for i, e in enumerate(entries) if isinstance(e, dict) and e.get("ready", True) is not True]
+    if down:
+        i, _ = down[0]
+        names = [f"{e.get('nodeClaim') or e.get('name') or f'existingNodes[{j}]'} Ready "
+                 f"{'Unknown' if str(e.get('ready')) == 'Unknown' else 'False'}" for j, e in down]
+        out.append(Notice(str(sc.file), sc.doc.line(("given", "existingNodes", i, "ready")),
+                          f"{len(down):,} existing node(s) not Ready ({', '.join(names[:3])}"
+                          + (f" and {len(names) - 3:,} more" if len(names) > 3 else "") + "): Karpenter counts a "
+                          "managed one as disrupting in its NodePool's budget and no pod schedules to it; "
+                          + NOT_SIMULATED, "unmodeled"))
+    names = standins.in_scenario(sc.given, sc.manifests)
+    if names:
+        first = next(m for m in sc.manifests if m.obj.get("kind") == "Deployment"
+                     and m.obj["metadata"].get("name") == names[0])
+        out.append(Notice(str(first.file), first.line, standins.said(names), "assumed"))
+    return out
