@@ -1,6 +1,7 @@
-"""Imports only point down: cli -> parity -> runner -> loop -> backends -> model, and fakeazure
-imports nothing from harness. An upward import is how a layer starts to
-depend on the one that uses it; this walk fails on the first one."""
+"""Imports only point down: cli -> parity -> why -> report -> judge -> dump -> runner -> scenario -> loop ->
+backends -> model, and fakeazure imports nothing from harness. The pytest plugin (harness/runner/plugin.py,
+where the pytest11 entry point names it) is a face like the CLI: it ranks with cli. An upward import is how a
+layer starts to depend on the one that uses it; this walk fails on the first one."""
 from __future__ import annotations
 
 import ast
@@ -9,15 +10,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ("model", "backends", "loop", "runner", "parity", "cli")
+ORDER = ("model", "backends", "loop", "scenario", "runner", "dump", "judge", "report", "why", "parity", "cli")
+FACES = ("harness.__main__", "harness.runner.plugin")     # rank with cli
 
 
 def _layer(module: str) -> int | None:
-    """The layer's rank, or None for a module outside the ordered layers (data helpers, __init__)."""
+    """The layer's rank, or None for a module outside the ordered layers (harness/heap.py, logs.py, __init__)."""
     parts = module.split(".")
     if parts[0] != "harness" or len(parts) < 2:
         return None
-    top = "cli" if parts[1] == "__main__" else parts[1]
+    top = "cli" if module in FACES or module.startswith(tuple(f + "." for f in FACES)) else parts[1]
     return ORDER.index(top) if top in ORDER else None
 
 
@@ -58,6 +60,7 @@ def test_the_walk_sees_an_upward_import(tmp_path):
     f.write_text("from harness.backends.base import Cluster\n")
     assert [(n, _layer(n)) for n, _ in _imports(f)] == [("harness.backends.base", ORDER.index("backends"))]
     assert _layer("harness.model.validation") < _layer("harness.backends.base")
+    assert _layer("harness.runner.engines.base") < _layer("harness.judge.explore") < _layer("harness.runner.plugin")
 
 
 # -- no cycles, no private reach-ins -------------------------------------------------------------------
