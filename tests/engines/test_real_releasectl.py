@@ -192,7 +192,8 @@ def test_nightly_release_matrix_covers_every_line_and_every_pair_profile():
     wanted = set(newest_patches(tags))
     for f in sorted((root / "scenarios/releases/core").glob("*.scenario.yaml")):
         for doc in yaml.safe_load_all(f.read_text()):
-            wanted |= set(((doc or {}).get("given") or {}).get("profiles") or [])
+            # `upstream` is the newest release, which every machine's own build is
+            wanted |= set(((doc or {}).get("given") or {}).get("profiles") or []) - {"upstream"}
     from harness.judge.knobreplays import NONE, replays
     from harness.scenario.load import load_all
     wanted |= set(replays(load_all([root / "scenarios"]))) - {NONE}
