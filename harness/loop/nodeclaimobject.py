@@ -126,8 +126,11 @@ def seeded_nodeclaim(entry: dict, where: str, template: Template, profile: Profi
                  (not entry.get("zone") or o.zone == str(entry["zone"])) and
                  (not entry.get("capacityType") or o.capacity_type == entry["capacityType"])]
     if not offerings:
+        have = sorted({f"{o.zone or '(regional)'} {o.capacity_type}" for o in it.offerings
+                       if offering_compatible(o, reqs, profile.well_known_labels)})
         raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
-                        f"with capacity type {entry.get('capacityType')!r}" + _static_zonality(profile, entry))
+                        f"with capacity type {entry.get('capacityType')!r}" + _static_zonality(profile, entry)
+                        + f" (it has: {', '.join(have) or 'none'})")
     if entry.get("zone"):
         reqs.add(Requirement.new(ZONE, IN, [str(entry["zone"])], sem))
     if entry.get("capacityType"):

@@ -107,3 +107,35 @@ def test_pytest_gives_the_crashed_item_an_error_and_goes_on(tmp_path):
     assert "1 failed, 1 passed" in proc.stdout, proc.stdout
     assert f"ERROR {d / 'two.scenario.yaml'}:1: scenario 'boom' [upstream/embedded]: run raised KeyError" in proc.stdout
     assert "injected-fault" in proc.stdout
+
+
+def test_a_seeding_error_is_said_at_its_field_without_frames(tmp_path, capsys):
+    """An existing node the scenario describes wrongly (a zone no offering has) is the input's fault: the error
+    names the entry's line and what the size offers, not where in the harness it was found."""
+    f = tmp_path / "seed.scenario.yaml"
+    f.write_text("""\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {name: seed}
+given:
+  region: eastus
+  skus: [Standard_D2s_v3]
+  existingNodes:
+    - {nodePool: default, instanceType: Standard_D2s_v3,
+       zone: "1", capacityType: on-demand}
+manifests:
+  - apiVersion: karpenter.azure.com/v1beta1
+    kind: AKSNodeClass
+    metadata: {name: default}
+    spec: {}
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {name: default}
+    spec: {template: {spec: {nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default},
+                             requirements: []}}}
+""")
+    assert main(["run", str(f)]) != 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("ERROR "))
+    assert line.startswith(f"ERROR {f}:8: given.existingNodes[0]: Standard_D2s_v3 has no available offering in zone '1'")
+    assert "eastus-1 on-demand" in line and "seed.py" not in line

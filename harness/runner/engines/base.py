@@ -11,6 +11,7 @@ verdict, the step bookkeeping and the `Outcome` are the loop's.
 from __future__ import annotations
 
 import copy
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -100,9 +101,14 @@ def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: Ba
     """The error verdict of a run that raised (a bug of ours included): the scenario's file:line, the
     exception and the innermost frames of the traceback (where in the harness it broke), so a
     multi-scenario run goes on with the others."""
+    o = new_outcome(engine, scenario, profile, backend)
+    at = _input_line(scenario, exc)
+    if at is not None:          # the input's fault, at its line: no frames of ours
+        o.error = f"{scenario.file}:{at}: {exc} (scenario {scenario.name!r} [{profile}/{backend}])"
+        o.seconds = seconds
+        return o
     frames = traceback.extract_tb(exc.__traceback__)[-3:]
     where = "; ".join(f"{Path(f.filename).name}:{f.lineno} in {f.name}" for f in frames)
-    o = new_outcome(engine, scenario, profile, backend)
     try:
         answered = releases.modeled_text(profile)       # `v0.7.5 (provider v0.7.5, core v1.0.6)`
     except Exception:       # noqa: BLE001 - the profile itself may be what failed
@@ -111,6 +117,25 @@ def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: Ba
                f"{type(exc).__name__}: {exc}" + (f" (at {where})" if where else "") + f"; release: {answered}")
     o.seconds = seconds
     return o
+
+
+_FIELD = re.compile(r"^(given\.existingNodes\[\d+\](?:\.[A-Za-z]+|\[\d+\])*)(?::| )")
+
+
+def _input_line(scenario: Scenario, exc: BaseException) -> int | None:
+    """The scenario line of the field a seeding error names (SeedError: `given.existingNodes[0].zone: ...`), or
+    None for any other exception."""
+    from harness.loop.nodeclaimobject import SeedError
+    m = _FIELD.match(str(exc)) if isinstance(exc, SeedError) else None
+    if m is None or getattr(scenario, "doc", None) is None:
+        return None
+    path: list = []
+    for part in re.findall(r"[A-Za-z]+|\[\d+\]", m.group(1)):
+        path.append(int(part[1:-1]) if part.startswith("[") else part)
+    try:
+        return scenario.doc.line(tuple(path))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
 
 
 def new_outcome(engine: str, scenario: Scenario, profile: str, backend: str) -> Outcome:
