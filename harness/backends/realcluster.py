@@ -242,12 +242,7 @@ class RealCluster:
             rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile_obj))
             if rejection is not None:
                 raise rejection
-            return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
-        if obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
-            # the installed CRD's v1beta1 carries the release's storage schema (harness.backends.crds); the
-            # versions share one Go reading (conversion strategy None relabels apiVersion)
-            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
-        return obj
+        return _installed_version(obj)
 
     def _for_release(self, obj: dict) -> dict:
         """A Karpenter object as a release's own CRDs take it, at the path the clients write (self.kinds):
@@ -319,12 +314,7 @@ class RealCluster:
         apiVersion is not the path's. With a release's own CRDs, as create sends it (_for_release)."""
         if self.profile_obj is None:
             return self._for_release(obj)
-        if obj.get("kind") in ("NodePool", "NodeClaim") and \
-                apiversions.version_of(obj) != KINDS[obj["kind"]].version:
-            return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
-        if obj.get("kind") == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
-            return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
-        return obj
+        return _installed_version(obj)
 
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN,
                graceful: bool = False) -> None:
@@ -602,3 +592,16 @@ class RealBackend:
         if bs.missing(self.needed()) and not (self.build and binmod.go_binary()):
             return bs, binmod.missing_message(bs, self.needed(), self.k8s_version)
         return bs, ""
+
+
+def _installed_version(obj: dict) -> dict:
+    """`obj` at the path the installed CRDs (core v1.14.0's, with the release's rules) serve: a karpenter.sh/v1beta1
+    NodePool or NodeClaim (v0.5-v0.7) as v1, as core v1.0's conversion webhook would store it; an AKSNodeClass in
+    another version relabeled, as the installed CRD's v1beta1 carries the release's storage schema
+    (harness.backends.crds) and the versions share one Go reading (conversion strategy None); anything else as it is."""
+    kind = obj.get("kind")
+    if kind in ("NodePool", "NodeClaim") and apiversions.version_of(obj) != KINDS[kind].version:
+        return apiversions.nodeclaim_to_v1(apiversions.to_model_version(obj))
+    if kind == "AKSNodeClass" and obj.get("apiVersion") != KINDS["AKSNodeClass"].api_version:
+        return {**obj, "apiVersion": KINDS["AKSNodeClass"].api_version}
+    return obj
