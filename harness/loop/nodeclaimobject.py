@@ -30,7 +30,17 @@ MIN_VALUES_RELAXED = "karpenter.sh/nodeclaim-min-values-relaxed"   # core v1.14.
 
 
 class SeedError(ValueError):
-    """An existing node the run cannot create (unknown NodePool or instance type, a launch that fails)."""
+    """An existing node the run cannot create (unknown NodePool or instance type, a launch that fails):
+    `field` is the scenario path it is about (`given.existingNodes[0].instanceType`), so the runner finds
+    the line without reading the message; str() is `field: reason`, as the user reads it."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+    def __reduce__(self):                    # crosses a process boundary whole (xdist, the dump's pool)
+        return SeedError, (self.field, self.reason)
 
 
 def template_for(nodepool: dict, instance_types: list, profile: Profile, sem: Semantics, core: CoreBehaviour,
@@ -128,7 +138,7 @@ def seeded_nodeclaim(entry: dict, where: str, template: Template, profile: Profi
     if not offerings:
         have = sorted({f"{o.zone or '(regional)'} {o.capacity_type}" for o in it.offerings
                        if offering_compatible(o, reqs, profile.well_known_labels)})
-        raise SeedError(f"{where}: {it.name} has no available offering in zone {entry.get('zone')!r} "
+        raise SeedError(where, f"{it.name} has no available offering in zone {entry.get('zone')!r} "
                         f"with capacity type {entry.get('capacityType')!r}" + _static_zonality(profile, entry)
                         + f" (it has: {', '.join(have) or 'none'})")
     if entry.get("zone"):
@@ -160,9 +170,9 @@ def _static_zonality(profile: Profile, entry: dict) -> str:
 def _instance_type(instance_types: list, entry: dict, where: str):
     name = entry.get("instanceType")
     if not name:
-        raise SeedError(f"{where}.instanceType: a node of a NodePool needs its instance type")
+        raise SeedError(f"{where}.instanceType", "a node of a NodePool needs its instance type")
     it = next((x for x in instance_types if x.name == name), None)
     if it is None:
-        raise SeedError(f"{where}.instanceType: {name!r} is not an instance type of the NodePool's AKSNodeClass "
+        raise SeedError(f"{where}.instanceType", f"{name!r} is not an instance type of the NodePool's AKSNodeClass "
                         "(given.skus, or dropped by the provider)")
     return it

@@ -4,6 +4,8 @@ karpenter v1.14.0 pkg/controllers/provisioning/scheduling/suite_test.go "In-Flig
 Nodes")."""
 from __future__ import annotations
 
+import pickle
+
 import pytest
 
 from harness.loop.controllers.seed import SeedError, seed_existing_nodes
@@ -186,15 +188,21 @@ def test_a_terminating_pod_is_held_by_its_finalizers_or_gone(embedded):
         assert sim.result.pods["default/gone"].state == "deleted"
 
 
-@pytest.mark.parametrize("entry, message", [
-    ({"nodePool": "nope", "instanceType": "Standard_D2s_v3"}, "no Ready NodePool 'nope'"),
-    ({"nodePool": "default", "instanceType": "Standard_X1"}, "is not an instance type of the NodePool"),
-    ({"nodePool": "default", "instanceType": "Standard_D2s_v3", "zone": "elsewhere-9"}, "has no available offering"),
+@pytest.mark.parametrize("entry, field, message", [
+    ({"nodePool": "nope", "instanceType": "Standard_D2s_v3"}, ".nodePool", "no Ready NodePool 'nope'"),
+    ({"nodePool": "default", "instanceType": "Standard_X1"}, ".instanceType",
+     "is not an instance type of the NodePool"),
+    ({"nodePool": "default", "instanceType": "Standard_D2s_v3", "zone": "elsewhere-9"}, "",
+     "has no available offering"),
 ])
-def test_entries_the_run_cannot_create_are_seed_errors(embedded, entry, message):
+def test_entries_the_run_cannot_create_are_seed_errors(embedded, entry, field, message):
+    """The error names its field as data (the runner finds the scenario line from it) and in its words."""
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
-        with pytest.raises(SeedError, match=message):
+        with pytest.raises(SeedError, match=message) as caught:
             seed_existing_nodes(sim, [entry])
+    assert caught.value.field == "given.existingNodes[0]" + field
+    assert str(caught.value).startswith(caught.value.field + ": ")
+    assert str(pickle.loads(pickle.dumps(caught.value))) == str(caught.value)
 
 
 def test_seeding_pins_only_what_the_entry_names_as_the_real_engine_does(embedded):

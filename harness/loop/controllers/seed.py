@@ -127,7 +127,7 @@ def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
     template = templates.get(np_name, daemons=not entry.get("requests"))
     if template is None:
         ready = [np["metadata"]["name"] for np in ready_nodepools(s)]
-        raise SeedError(f"{where}.nodePool: no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
+        raise SeedError(f"{where}.nodePool", f"no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
     # the NodeClaim Karpenter made for the pods that run there, built as the real engine's seeding builds it
     # (nodeclaimobject.seeded_nodeclaim); named as the dump named it, so its Node (aks-<name>) is the one the
     # customer's objects name, else generated (the real engine names it <nodePool>-existing-<i> instead:
@@ -137,11 +137,11 @@ def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
     it = seeded.instance_type
     before = len(s.claims)
     if not sim.provisioner.write_nodeclaim(seeded.obj, seeded.requirements, template, []) or len(s.claims) == before:
-        raise SeedError(f"{where}: the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
+        raise SeedError(where, f"the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
     claim = s.claims[-1]
     out = s.provider.create(claim.obj, claim.requirements, claim.nodeclass, claim.nodeclass_name)
     if not hasattr(out, "vm_name"):
-        raise SeedError(f"{where}: launching {it.name} failed: {out.reason}: {out.message}")
+        raise SeedError(where, f"launching {it.name} failed: {out.reason}: {out.message}")
     sim.launch.populate(claim, out, seeded=True)
     _history(sim, claim, entry, where)
     if entry.get("registered", True):
@@ -180,7 +180,7 @@ def _at(entry: dict, key: str, where: str) -> float | None:
     try:
         return parse_rfc3339(str(value))
     except ValueError:
-        raise SeedError(f"{where}.{key}: {value!r} is not an RFC 3339 time") from None
+        raise SeedError(f"{where}.{key}", f"{value!r} is not an RFC 3339 time") from None
 
 
 def _history(sim, claim, entry: dict, where: str) -> None:
@@ -194,7 +194,7 @@ def _history(sim, claim, entry: dict, where: str) -> None:
     created = _at(entry, "createdAt", where)
     if created is not None:
         if created > s.clock.now():
-            raise SeedError(f"{where}.createdAt: {entry['createdAt']} is after given.startTime "
+            raise SeedError(f"{where}.createdAt", f"{entry['createdAt']} is after given.startTime "
                             f"({s.clock.timestamp()})")
         claim.created_at = created
         claim.obj["metadata"]["creationTimestamp"] = rfc3339(created)
@@ -297,7 +297,7 @@ def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
     if entry.get("instanceType"):
         it = s.provider.instance_types(NodeClassParams()).get(entry["instanceType"])
         if it is None:
-            raise SeedError(f"{where}.instanceType: {entry['instanceType']!r} is not in the scenario's SKUs")
+            raise SeedError(f"{where}.instanceType", f"{entry['instanceType']!r} is not in the scenario's SKUs")
         it_name = it.name
         arch = it.requirements.get(ARCH).single_value() or "amd64"
         labels.update(kubelet_self_labels(name, arch))
@@ -336,7 +336,7 @@ def _unmanaged(sim, entry: dict, i: int, where: str) -> Seeded:
         else:
             _condition_taints(s, created, ready)
     except APIRejected as e:
-        raise SeedError(f"{where}: the API server refused Node {name}: {e.message}") from None
+        raise SeedError(where, f"the API server refused Node {name}: {e.message}") from None
     nr = NodeResult(name, len(s.nodes), "", "", it_name or labels.get(INSTANCE_TYPE, ""),
                     labels.get(ZONE, zone), labels.get(CAPACITY_TYPE, ct), name,
                     labels=dict(labels), registered=True, initialized=True)
@@ -511,7 +511,7 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
         try:
             s.create_pod(pod, kind, owner_name, node=node_name)
         except APIRejected as e:
-            raise SeedError(f"{where}.pods[{j}]: the API server refused the pod: {e.message}") from None
+            raise SeedError(f"{where}.pods[{j}]", f"the API server refused the pod: {e.message}") from None
         nr = s.nodes.get(node_name)
         if nr is not None:
             nr.pods.append(s.pod_key(pod))

@@ -119,18 +119,14 @@ def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: Ba
     return o
 
 
-_FIELD = re.compile(r"^(given\.existingNodes\[\d+\](?:\.[A-Za-z]+|\[\d+\])*)(?::| )")
-
-
 def _input_line(scenario: Scenario, exc: BaseException) -> int | None:
-    """The scenario line of the field a seeding error names (SeedError: `given.existingNodes[0].zone: ...`), or
+    """The scenario line of the field a seeding error names (SeedError.field: `given.existingNodes[0].zone`), or
     None for any other exception."""
     from harness.loop.nodeclaimobject import SeedError
-    m = _FIELD.match(str(exc)) if isinstance(exc, SeedError) else None
-    if m is None or getattr(scenario, "doc", None) is None:
+    if not isinstance(exc, SeedError) or getattr(scenario, "doc", None) is None:
         return None
     path: list = []
-    for part in re.findall(r"[A-Za-z]+|\[\d+\]", m.group(1)):
+    for part in re.findall(r"[A-Za-z]+|\[\d+\]", exc.field):
         path.append(int(part[1:-1]) if part.startswith("[") else part)
     try:
         return scenario.doc.line(tuple(path))
