@@ -432,20 +432,26 @@ def _admitted(cluster, case: str):
 
 @pytest.mark.parametrize("case", sorted(ADMISSION_CASES))
 def test_admission_of_classes_limit_ranges_and_quotas_agrees_with_the_api_server(cluster, case):
+    """The API server's admission plugins read PriorityClasses and ResourceQuota status through informers, which
+    can lag the last reset's deletes and the quota's status by a moment under load: a case that differs is
+    tried again after a pause, up to three times; a difference that stays is a real one."""
     from harness.backends.embedded import EmbeddedCluster
     import time
-    try:
-        real = _admitted(cluster, case)
-    except APIRejected as e:
-        # the priority admission's informer had not seen the last reset's etcd delete of a default class yet
-        if "is already marked as default" not in e.message:
-            raise
-        real = ("stale",)
-    if real[0] != "accepted" and ("status unknown" in str(real[-1]) or real == ("stale",)):
-        time.sleep(1)                      # (the quota admission's informer had not seen the status yet)
-        cluster.reset()
-        real = _admitted(cluster, case)
-    assert _admitted(EmbeddedCluster("upstream"), case) == real
+    expected = _admitted(EmbeddedCluster("upstream"), case)
+    for attempt in range(3):
+        if attempt:
+            time.sleep(1)
+            cluster.reset()
+        try:
+            real = _admitted(cluster, case)
+        except APIRejected as e:
+            # the priority admission's informer had not seen the last reset's etcd delete of a default class yet
+            if "is already marked as default" not in e.message:
+                raise
+            real = ("stale",)
+        if real == expected:
+            break
+    assert expected == real
 
 
 @pytest.mark.parametrize("obj", [_pc("huge", 1000000001), _pc("system-mine", 5), _pc("odd", 5, preemptionPolicy="Sometimes"),
