@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import queue
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +30,8 @@ class ScriptedServer:
         self.lists = 0
         self.watches: list[dict] = []          # each watch's query
         self.events: queue.Queue = queue.Queue()
+        self.closed = threading.Event()
+        self.conns: list[socket.socket] = []
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -36,6 +39,10 @@ class ScriptedServer:
 
             def log_message(self, *a):
                 pass
+
+            def setup(self):
+                super().setup()
+                outer.conns.append(self.connection)
 
             def do_GET(self):
                 q = parse_qs(urlparse(self.path).query)
@@ -56,7 +63,7 @@ class ScriptedServer:
                 self.send_response(200)
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
-                while True:
+                while not outer.closed.is_set():
                     try:
                         ev = outer.events.get(timeout=0.05)
                     except queue.Empty:
@@ -72,15 +79,24 @@ class ScriptedServer:
                         return
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd.daemon_threads = False          # server_close joins every connection's thread
+        self.httpd.block_on_close = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
 
     def close(self):
+        """Ends every watch and keep-alive connection, then joins their threads: nothing outlives the test."""
+        self.closed.set()
         self.events.put(None)
         self.httpd.shutdown()
+        for conn in self.conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
         self.httpd.server_close()
+        self.thread.join()
 
 
 @pytest.fixture

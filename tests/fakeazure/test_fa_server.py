@@ -21,7 +21,12 @@ from fa_helpers import RG, SUB, nic_body, usages, vm_body
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def _serving_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name.startswith("fakeazure") or "process_request_thread" in t.name}
+
+
 def test_binds_loopback_and_stops_cleanly():
+    before = _serving_threads()          # another test's server in this process is not this one's to judge
     srv = FakeAzureServer()
     url = srv.start()
     assert url.startswith("http://127.0.0.1:")
@@ -29,8 +34,7 @@ def test_binds_loopback_and_stops_cleanly():
     assert s.get(f"{url}/_fakeazure/health").json()["ok"] is True
     srv.stop()
     s.close()
-    assert not [t for t in threading.enumerate() if t.name.startswith("fakeazure")
-                or "process_request_thread" in t.name]
+    assert not _serving_threads() - before
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{url}/_fakeazure/health", timeout=2)
     srv.stop()  # idempotent
