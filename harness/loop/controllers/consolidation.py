@@ -241,7 +241,7 @@ class Consolidation:
         return sorted(ties_in_map_order(cands, self._sort_key, self.ctl.state.candidate_order_rng), key=self._sort_key)
 
     def _sort_key(self, c: Candidate) -> float:
-        if self.ctl.state.core.consolidation_order == "disruptionCost":
+        if self.ctl.state.core["consolidationCandidateOrder"] == "disruptionCost":
             return c.disruption_cost
         return -c.savings_ratio()
 
@@ -467,7 +467,7 @@ class Emptiness(Consolidation):
         still = [fresh[c.name] for c in p.candidates if c.name in fresh]
         # core before v1.5.0 (#2206) abandons the command when any candidate changed
         # (core-behaviour.yaml emptinessValidation: Validation.ValidateCandidates)
-        subset = self.ctl.state.core.emptiness_validates_subset
+        subset = self.ctl.state.core["emptinessValidation"] == "subset"
         if not still or (not subset and len(still) != len(p.candidates)):
             return None, "churn"
         budgets = view.budget_mapping(self.reason)
@@ -494,7 +494,7 @@ class SingleNode(Consolidation):
         core v1.4.0 (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
         singlenodeconsolidation.go ComputeCommand) the sorted order as it is."""
         ordered = super().sort(cands)
-        if not self.ctl.state.core.candidate_shuffle_by_nodepool:
+        if not self.ctl.state.core["candidateShuffleByNodePool"]:
             return ordered
         return interleave(ordered, self.ctl.state.nodepool_order_rng, self.unseen)
 
