@@ -21,7 +21,7 @@ from harness.loop import disruptionwhy, podutil
 from harness.loop.budgets import budget_active, disruption_spec, next_allowance_change
 from harness.loop.controllers.candidates import Cluster
 from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
-                                                    Proposal, SingleNode)
+                                                    PassEnded, Proposal, SingleNode)
 from harness.loop.controllers.drift import Drift
 from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
 from harness.loop.controllers.simulate import Simulator, synced
@@ -148,7 +148,10 @@ class DisruptionController:
             if not cands:
                 continue
             budgets = view.budget_mapping(m.reason)
-            proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
+            try:
+                proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
+            except PassEnded:
+                return False
             if not proposals:
                 continue
             if s.decisions.enabled:
