@@ -173,7 +173,7 @@ class LoopState:
         """core-behaviour.yaml maxInstanceTypes, as a Solve reads it: only for a NodeClaim with more instance types
         than the fewest any core keeps, so a run that read it touched the manyInstanceTypes scope."""
         self.many_instance_types = True
-        return self.core["maxInstanceTypes"]
+        return int(self.core["maxInstanceTypes"])     # the probe captures it as text
 
     def touch_scope(self, scope: str) -> None:
         """The run met a situation a core switch decides (harness.model.corebehaviour.SCOPES), one only the
