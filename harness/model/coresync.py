@@ -220,7 +220,8 @@ def pair_sides(name: str, data_dir: Path = DATA_DIR) -> tuple[tuple[str, str, An
     order = [p for p in idx if p in cores]
     old = [p for p in order if values[p] != newest]
     if not old:
-        raise SyncError(f"{name}: every modeled release has v1.14.0's value {newest!r}: no release shows the other side")
+        raise SyncError(f"{name}: every modeled release has v1.14.0's value {newest!r}: "
+                        "no release shows the other side")
     before = old[-1]
     later = [p for p in order[order.index(before) + 1:] if values[p] == newest]
     line = idx[later[0]]["line"]

@@ -239,7 +239,8 @@ class Cluster:
 
     def do_not_disrupt(self, key: str) -> bool:
         pv = self.pod(key)
-        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish, self.s.core["doNotDisruptDurations"])
+        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish,
+                                      self.s.core["doNotDisruptDurations"])
 
     def evictable(self, key: str) -> bool:
         """pod.IsEvictable (active, no disrupted-taint toleration, not mirror, no active do-not-disrupt)."""

@@ -37,7 +37,8 @@ class DisruptionController:
         self.simulator = Simulator(state, provisioner)
         self.scheduling_cost = SCHEDULING_COST      # the modelled time the methods' timeouts count
         # core before v1.5.0 (#2180) tries Drift before Emptiness (core-behaviour.yaml disruptionMethodOrder)
-        first = [Drift(self), Emptiness(self)] if state.core["disruptionMethodOrder"] == "driftFirst" else [Emptiness(self), Drift(self)]
+        drift_first = state.core["disruptionMethodOrder"] == "driftFirst"
+        first = [Drift(self), Emptiness(self)] if drift_first else [Emptiness(self), Drift(self)]
         self.methods = first + [MultiNode(self), SingleNode(self)]
         self.pending: tuple[object, Proposal, float] | None = None      # (method, proposal, validate at)
         self._fp = None                       # the last pass's fingerprint
