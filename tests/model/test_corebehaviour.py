@@ -146,3 +146,8 @@ def test_every_switch_has_the_words_its_generated_table_needs():
     for sw in yaml.safe_load((root / "harness/data/core-behaviour.yaml").read_text())["switches"]:
         assert sw.get("decides") and sw.get("since") and sw.get("pr"), sw["name"]
         assert sw.get("pair") if sw.get("implemented") else sw.get("modeledAs"), sw["name"]
+
+
+def test_a_misspelt_switch_is_a_key_error_naming_the_file():
+    with pytest.raises(KeyError, match="'driftEmptyCandidate' is not a switch of harness/data/core-behaviour.yaml"):
+        CoreBehaviour.of(load_profile("v1.6.1"))["driftEmptyCandidate"]
