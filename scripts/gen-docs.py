@@ -307,10 +307,12 @@ def core_switches() -> str:
                      f"{_cell(sw['pair'])} |")
     warned = [sw for sw in switches if not sw.get("implemented")]
     if warned:
-        lines += ["", "Known and warned (the loop answers with v1.14.0's behaviour and says so by name):", "",
-                  "| switch | decides | first core with v1.14.0's behaviour | change | modeled as |", "|---|---|---|---|---|"]
+        lines += ["", "Known and warned (the loop answers with v1.14.0's behaviour and, where a run meets the situation "
+                  "at a release whose value differs, says so by name):", "",
+                  "| switch | decides | first core with v1.14.0's behaviour | change | modeled as | said |",
+                  "|---|---|---|---|---|---|"]
         lines += [f"| {sw['name']} | {_cell(sw['decides'])} | {_cell(_first_core(sw))} | {_cell(_change(sw))} | "
-                  f"{_cell(sw.get('modeledAs', ''))} |" for sw in warned]
+                  f"{_cell(sw.get('modeledAs', ''))} | {_cell(sw.get('touched', ''))} |" for sw in warned]
     lines.append("")
     return "\n".join(lines)
 

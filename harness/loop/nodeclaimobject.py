@@ -49,8 +49,8 @@ def template_for(nodepool: dict, instance_types: list, profile: Profile, sem: Se
     release's core judges them (core-behaviour.yaml daemonSetInstanceTypeRequirements, daemonSetCompatibility)."""
     t = Template.from_nodepool(nodepool, instance_types, profile, sem)
     t.daemon_pods = daemon_pods
-    t.daemons_per_instance_type = lambda: core.daemonset_instance_type_requirements     # read where it decides
-    t.daemons_relaxed = core.daemonset_compatibility == "relaxed"
+    t.daemons_per_instance_type = lambda: core["daemonSetInstanceTypeRequirements"]     # read where it decides
+    t.daemons_relaxed = core["daemonSetCompatibility"] == "relaxed"
     return t
 
 
@@ -69,7 +69,7 @@ def to_nodeclaim(template: Template, requirements: Requirements, instance_types:
     reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in instance_types),
                          min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
     cts = sorted({o.capacity_type for it in instance_types for o in it.offerings if offering_compatible(o, reqs, wk)})
-    if cts and core.capacity_type_from_offerings:       # core v1.9.0 (#2642); before, the template's
+    if cts and core["capacityTypeFromOfferings"]:       # core v1.9.0 (#2642); before, the template's
         reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, sem))
     labels = dict(template.labels)
     if profile.label_resolution == "toNodeClaim":

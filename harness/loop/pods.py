@@ -52,9 +52,9 @@ def is_ephemeral(t: Taint, core=None) -> bool:
     (#2265), the key prefixes only from v1.13.0 (#3025) (core-behaviour.yaml ephemeralNotReadyNoExecute,
     nodeReadinessTaints)."""
     if core is not None:
-        if (t.key, t.effect) == ("node.kubernetes.io/not-ready", "NoExecute") and not core.ephemeral_not_ready_no_execute:
+        if (t.key, t.effect) == ("node.kubernetes.io/not-ready", "NoExecute") and not core["ephemeralNotReadyNoExecute"]:
             return False
-        if not core.node_readiness_taints and t.key.startswith(EPHEMERAL_TAINT_PREFIXES) and \
+        if not core["nodeReadinessTaints"] and t.key.startswith(EPHEMERAL_TAINT_PREFIXES) and \
                 (t.key, t.effect) not in EPHEMERAL_TAINTS:
             return False
     return (t.key, t.effect) in EPHEMERAL_TAINTS or t.key.startswith(EPHEMERAL_TAINT_PREFIXES)

@@ -34,23 +34,23 @@ def blocked_event(core: CoreBehaviour, kind: str, reason: str) -> str:
     """disruptionevents.Blocked's message on a Node or NodeClaim: "Cannot disrupt <kind>: <reason>" before
     core v1.2.0 (v1.0.6 pkg/controllers/disruption/events/events.go Blocked), later the reason as a sentence
     (NewCandidate's pretty.Sentence)."""
-    if core.disruption_blocked_message == "prefixed":
+    if core["disruptionBlockedMessage"] == "prefixed":
         return f"Cannot disrupt {kind}: {reason}"
     return sentence(reason)
 
 
 def _keyed(core: CoreBehaviour, text: str, key: str, value: str, quoted: str) -> str:
     """`text (key=value)` (serrors.Wrap) from core v1.5.0, else the sentence with the object quoted in it."""
-    return f"{text} ({key}={value})" if core.blocked_reason_format == "keyValue" else quoted
+    return f"{text} ({key}={value})" if core["blockedReasonFormat"] == "keyValue" else quoted
 
 
 def node_reason(core: CoreBehaviour, what: str) -> str:
     """One of the node's own reasons without an object: initialized, deleting, nominated."""
-    return _NODE[core.disruption_blocked_message][what]
+    return _NODE[core["disruptionBlockedMessage"]][what]
 
 
 def missing_label(core: CoreBehaviour, label: str) -> str:
-    text = _NODE[core.disruption_blocked_message]["label"]
+    text = _NODE[core["disruptionBlockedMessage"]]["label"]
     return _keyed(core, text, "label", label, f'{text} "{label}"')
 
 
@@ -71,13 +71,13 @@ def nodepool_not_found(core: CoreBehaviour, nodepool: str) -> str:
 
 def scheduling_errors(core: CoreBehaviour, text: str) -> str:
     """Scheduling errors as an event gives them: upper-cased first letter from v1.2.0 (#1906)."""
-    return text if core.disruption_blocked_message == "prefixed" else sentence(text)
+    return text if core["disruptionBlockedMessage"] == "prefixed" else sentence(text)
 
 
 def when_empty_not_empty(core: CoreBehaviour, nodepool: str) -> str:
     """consolidation.go ShouldDisrupt on a non-empty node of a WhenEmpty NodePool
     (core-behaviour.yaml whenEmptyUnconsolidatableMessage)."""
-    if core.when_empty_unconsolidatable_message == "notEmpty":
+    if core["whenEmptyUnconsolidatableMessage"] == "notEmpty":
         return f'NodePool "{nodepool}" has consolidation policy WhenEmpty, but node is not empty'
     return f'NodePool "{nodepool}" has non-empty consolidation disabled'
 

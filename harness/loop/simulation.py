@@ -835,7 +835,7 @@ class Simulation:
             claim = next((c for c in claims if not c.done), None)
             last = claim or next(iter(claims), None)
             if last is not None:      # a deleted NodeClaim's conditions as it last had them
-                nr.nodeclaim_conditions = termination_conditions(last, self.state.core.drain_conditions)
+                nr.nodeclaim_conditions = termination_conditions(last, self.state.core["drainConditions"])
             done = next((c for c in claims if c.done), None)
             if claim is not None:
                 nr.deleting = nr.deleting or claim.dis.deleting_since is not None

@@ -253,9 +253,9 @@ class VolumeModel:
         alternatives (`volume_requirements`, read by the scheduler's tryVolumeAlternative), or before core
         v1.9.0 (core-behaviour.yaml volumeRequirementsApart) injected into its required node affinity
         (`volume_affinity`), where topology spread and relaxation see them too."""
-        if core.volume_requirements_apart:
+        if core["volumeRequirementsApart"]:
             pod.inject_volume_affinity(())
-            pod.volume_requirements = self.requirements(pod.obj, sem, core.volume_topology_alternatives)
+            pod.volume_requirements = self.requirements(pod.obj, sem, core["volumeTopologyAlternatives"])
         else:
             pod.volume_requirements = None
             pod.inject_volume_affinity(tuple(e for terms in self._volume_terms(pod.obj, True) for e in terms[0]))

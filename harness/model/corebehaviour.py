@@ -2,8 +2,8 @@
 
 harness/data/core-behaviour.yaml names each behaviour that changed between the oldest modeled core and
 v1.14.0; the value per provider release is derived from that release's core source
-(harness.model.coresync) into `core.behaviour` of its facts. `CoreBehaviour.of(profile)` gives the loop
-the switches it implements as typed fields, and `notices(touched)` the behaviours a run answered with
+(harness.model.coresync) into `core.behaviour` of its facts. `CoreBehaviour.of(profile)[name]` gives the loop
+a switch's value, and `notices(touched)` the behaviours a run answered with
 v1.14.0's although the profile's core differs (a switch known but not implemented, a core older than the
 oldest modeled, an option that core does not have), by name, for the scopes the run touched.
 """
@@ -17,43 +17,20 @@ from typing import Any
 from harness.model.corespec import core_spec
 from harness.model.profile import DEFAULT_PROFILE, Profile, raw_profile
 
-# what a run must have done for a switch of that scope to be able to change its outcome
-SCOPES = {
-    "provisioning": "pods were scheduled or NodeClaims created",
-    "disruption": "a node was disrupted, or a disruption candidate was considered",
-    "drift": "a NodeClaim drifted",
-    "consolidation": "a NodePool with consolidation enabled had nodes",
-    "deletingNodes": "a node was deleted while pods were on it",
-    "termination": "a node was terminated",
-    "terminationGracePeriod": "a node with a terminationGracePeriod was terminated",
-    "pdb": "a PodDisruptionBudget existed",
-    "doNotDisruptDuration": "a pod had a karpenter.sh/do-not-disrupt annotation other than \"true\"",
-    "nodeLimits": "a NodePool limited `nodes`",
-    "minValuesBestEffort": "MIN_VALUES_POLICY was BestEffort",
-    "manyInstanceTypes": "a NodeClaim had more than 60 instance types to choose from",
-    "preferencePolicyIgnore": "PREFERENCE_POLICY was Ignore",
-    "launchFailure": "a NodeClaim failed to launch or register",
-    "preferences": "a pod had preferred affinities or ScheduleAnyway spreads",
-    "topologySpread": "a pod had topology spread constraints",
-    "hostPorts": "a pod used a hostPort",
-    "daemonSets": "a DaemonSet existed",
-    "volumes": "a pod used a PersistentVolumeClaim",
-    "volumeTopology": "a pod's volumes gave Karpenter topology requirements (node affinity, allowedTopologies)",
-    "startupTaints": "a NodePool had taints or startupTaints",
-    "podLevelResources": "a pod had pod-level resources",
-    # touched by the loop where the situation arises (LoopState.touch_scope), not read from the objects
-    "instanceTerminatingBudget": "a disruption budget was computed while a node of its NodePool had its instance "
-                                 "being deleted",
-    "nilLabelSelector": "a pod with a topology spread or pod (anti-)affinity term without a labelSelector was "
-                        "scheduled",
-    "unpricedCandidate": "a consolidation candidate had no offering left for its zone and capacity type when a "
-                         "replacement was priced",
-}
+# what a run must have done for a switch of that scope to be able to change its outcome (core-behaviour.yaml
+# `scopes`: read from the run's objects by harness/loop/corescope.py, or touched by the controller that meets it)
+SCOPES: dict[str, str] = dict(core_spec()["scopes"])
 
 
 @functools.lru_cache(maxsize=None)
 def _switches() -> tuple[dict, ...]:
     return tuple(core_spec()["switches"])
+
+
+@functools.lru_cache(maxsize=None)
+def switch_names() -> frozenset[str]:
+    """Every switch name of core-behaviour.yaml."""
+    return frozenset(s["name"] for s in _switches())
 
 
 def _version(text: str) -> tuple[int, int, int] | None:
@@ -142,198 +119,14 @@ class CoreBehaviour:
         """Every differing switch the run read, in first-read order."""
         return tuple(getattr(self.values, "consulted", ()))
 
-    # -- the switches the loop implements ------------------------------------------------------------
-    @property
-    def drift_before_emptiness(self) -> bool:
-        return self.values["disruptionMethodOrder"] == "driftFirst"
-
-    @property
-    def drift_empty_candidates(self) -> str:
-        """batch | skip | first (harness/data/core-behaviour.yaml driftEmptyCandidates)."""
-        return str(self.values["driftEmptyCandidates"])
-
-    @property
-    def emptiness_validates_subset(self) -> bool:
-        return self.values["emptinessValidation"] == "subset"
-
-    @property
-    def deleting_pods_currently_reschedulable(self) -> bool:
-        return self.values["deletingNodePods"] == "currentlyReschedulable"
-
-    @property
-    def do_not_disrupt_durations(self) -> bool:
-        return bool(self.values["doNotDisruptDurations"])
-
-    @property
-    def consolidate_after_destinations(self) -> bool:
-        return bool(self.values["consolidateAfterDestinations"])
-
-    @property
-    def node_limits(self) -> bool:
-        """True: the scheduler counts every node as one `nodes` (core v1.11.0 on); False: only Provisioner.Create
-        checks limits.nodes (core-behaviour.yaml nodeLimits)."""
-        return bool(self.values["nodeLimits"])
-
-    @property
-    def initialized_nodes_counted(self) -> bool:
-        """Before core v1.11.0: the scheduler still counts an initialized node as one `nodes` (core v1.4.0 on,
-        through the capacity map cluster state writes it into: core-behaviour.yaml initializedNodesCounted)."""
-        return bool(self.values["initializedNodesCounted"])
-
-    @property
-    def no_compatible_instance_types_event(self) -> str:
-        """none | plain | minValuesSuffix (core-behaviour.yaml noCompatibleInstanceTypesEvent)."""
-        return str(self.values["noCompatibleInstanceTypesEvent"])
-
-    @property
-    def capacity_type_from_offerings(self) -> bool:
-        return bool(self.values["capacityTypeFromOfferings"])
-
-    @property
-    def ephemeral_not_ready_no_execute(self) -> bool:
-        return bool(self.values["ephemeralNotReadyNoExecute"])
-
-    @property
-    def node_readiness_taints(self) -> bool:
-        return bool(self.values["nodeReadinessTaints"])
-
-    @property
-    def budget_events_need_nodes(self) -> bool:
-        return bool(self.values["emptyBudgetEvents"])
-
-    @property
-    def host_port_usage(self) -> str:
-        """ownWithoutDaemons | sharedTemplate | perNodeClaim (core-behaviour.yaml hostPortsPerNodeClaim)."""
-        return str(self.values["hostPortsPerNodeClaim"])
-
-    @property
-    def daemonset_instance_type_requirements(self) -> bool:
-        return bool(self.values["daemonSetInstanceTypeRequirements"])
-
-    @property
-    def pod_level_resources(self) -> bool:
-        return bool(self.values["podLevelResources"])
-
-    @property
-    def unmanaged_node_blocked_event(self) -> bool:
-        """core-behaviour.yaml unmanagedNodeBlockedEvent: a Node without a NodeClaim gets DisruptionBlocked."""
-        return bool(self.values["unmanagedNodeBlockedEvent"])
-
-    @property
-    def max_instance_types(self) -> int:
-        """How many instance types a NodeClaim keeps, cheapest first (core-behaviour.yaml maxInstanceTypes)."""
-        return int(self.values["maxInstanceTypes"])
-
-    @property
-    def disruption_event_reason(self) -> str:
-        """reason | reasonAndDecision (core-behaviour.yaml disruptionEventReason)."""
-        return str(self.values["disruptionEventReason"])
-
-    @property
-    def disruption_blocked_message(self) -> str:
-        """sentence | prefixed (core-behaviour.yaml disruptionBlockedMessage)."""
-        return str(self.values["disruptionBlockedMessage"])
-
-    @property
-    def blocked_reason_format(self) -> str:
-        """quoted | keyValue (core-behaviour.yaml blockedReasonFormat)."""
-        return str(self.values["blockedReasonFormat"])
-
-    @property
-    def when_empty_unconsolidatable_message(self) -> str:
-        """nonEmptyDisabled | notEmpty (core-behaviour.yaml whenEmptyUnconsolidatableMessage)."""
-        return str(self.values["whenEmptyUnconsolidatableMessage"])
-
-    @property
-    def disruption_reason_condition(self) -> bool:
-        return bool(self.values["disruptionReasonCondition"])
-
-    @property
-    def multiple_pdbs_eviction(self) -> bool:
-        return bool(self.values["multiplePdbsEviction"])
-
-    @property
-    def drain_conditions(self) -> bool:
-        return bool(self.values["drainConditions"])
-
-    @property
-    def forced_eviction_after_node_deadline(self) -> bool:
-        """core-behaviour.yaml forcedEvictionAfterNodeDeadline: a pod terminating past the node's deadline is
-        deleted again with the time left."""
-        return bool(self.values["forcedEvictionAfterNodeDeadline"])
-
-    @property
-    def eviction_in_priority_groups(self) -> bool:
-        return bool(self.values["evictionInPriorityGroups"])
-
-    @property
-    def consolidation_order(self) -> str:
-        """savingsRatio | disruptionCost (core-behaviour.yaml consolidationCandidateOrder)."""
-        return str(self.values["consolidationCandidateOrder"])
-
-    @property
-    def emptiness_by_eviction_cost(self) -> bool:
-        return bool(self.values["emptinessByEvictionCost"])
-
-    @property
-    def validates_preferred_node_affinity(self) -> bool:
-        return bool(self.values["validatesPreferredNodeAffinity"])
-
-    @property
-    def daemonset_compatibility(self) -> str:
-        """relaxed | firstTerm (core-behaviour.yaml daemonSetCompatibility)."""
-        return str(self.values["daemonSetCompatibility"])
-
-    @property
-    def candidate_shuffle_by_nodepool(self) -> bool:
-        return bool(self.values["candidateShuffleByNodePool"])
-
-    @property
-    def topology_spread_policies(self) -> bool:
-        """core-behaviour.yaml topologySpreadPolicies: a spread reads nodeTaintsPolicy / nodeAffinityPolicy and
-        discovers domains from registered Nodes; before, taints never and node affinity always filter."""
-        return bool(self.values["topologySpreadPolicies"])
-
-    @property
-    def relax_preferences_per_pod(self) -> bool:
-        """core-behaviour.yaml relaxPreferencesPerPod: all the way at each try, or one step per pass."""
-        return bool(self.values["relaxPreferencesPerPod"])
-
-    @property
-    def volume_validation(self) -> str:
-        """none | claims | claimsAndVolumes (core-behaviour.yaml unsupportedVolumePods)."""
-        return str(self.values["unsupportedVolumePods"])
-
-    @property
-    def ignored_pod_events(self) -> bool:
-        """An ignored pod gets a FailedScheduling event (core v1.7.0 #2480, folded into unsupportedVolumePods)."""
-        return self.values["unsupportedVolumePods"] != "none"
-
-    @property
-    def volume_requirements_apart(self) -> bool:
-        return bool(self.values["volumeRequirementsApart"])
-
-    @property
-    def volume_topology_alternatives(self) -> bool:
-        return bool(self.values["volumeTopologyAlternatives"])
-
-    @property
-    def instance_type_drift(self) -> str:
-        """none | immediate | afterOneHour (core-behaviour.yaml instanceTypeDrift)."""
-        return str(self.values["instanceTypeDrift"])
-
-    @property
-    def launch_timeout(self) -> bool:
-        """An unlaunched NodeClaim is deleted 5 minutes after creation (core-behaviour.yaml launchTimeout)."""
-        return bool(self.values["launchTimeout"])
-
-    def min_values_policy(self, asked: str) -> str:
-        """The MIN_VALUES_POLICY in effect: the asked one, or Strict where core has no such option."""
-        return asked if self.values["minValuesPolicy"] else "Strict"
-
-    def preference_policy(self, asked: str) -> str:
-        """The PREFERENCE_POLICY in effect: the asked one, or Respect where core has no such option."""
-        return asked if self.values["preferencePolicy"] else "Respect"
+    # -- a switch's value --------------------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Any:
+        """The value of the switch `name` of core-behaviour.yaml at this core, read where the loop decides
+        (`state.core["driftEmptyCandidates"]`); a name the file lacks is a KeyError that says so
+        (tests/model/test_corebehaviour.py also holds every name read in harness/ to the file)."""
+        if name not in switch_names():
+            raise KeyError(f"{name!r} is not a switch of harness/data/core-behaviour.yaml")
+        return self.values[name]
 
     # -- what a run says ---------------------------------------------------------------------------------
     @property
@@ -369,11 +162,7 @@ class CoreBehaviour:
             if not s.get("implemented"):
                 out.append(f"core {version}: {s['name']} is modeled as {newest} ({s['modeledAs']}; changed in "
                            f"{s['since']}, kubernetes-sigs/karpenter#{s['pr']}); answer with --engine real")
-            elif s["name"] in _OPTION_SWITCHES:
-                out.append(f"core {version} has no {_OPTION_SWITCHES[s['name']]} option (added in {s['since']}, "
+            elif s.get("option"):
+                out.append(f"core {version} has no {s['option']} option (added in {s['since']}, "
                            f"kubernetes-sigs/karpenter#{s['pr']}): the setting is not applied")
         return out
-
-
-_OPTION_SWITCHES = {"minValuesPolicy": "MIN_VALUES_POLICY", "preferencePolicy": "PREFERENCE_POLICY"}
-

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.model.corespec import core_spec
@@ -138,10 +138,12 @@ def rule_verdict(subject: str, files: list[str]) -> str | None:
 
 def skeleton(git_dir: Path, data_dir: Path = DATA_DIR) -> tuple[CoreChanges, list[str]]:
     """The file's changes as the history has them: each PR once (its oldest commit of the range), its tag and
-    title from the history, its verdict kept from the file, else by rule, else `unjudged`. Also returns the keys
+    title from the history, its verdict `switch: <name>` when a switch names it, else kept from the file, else by
+    rule, else `unjudged`. Also returns the keys
     the file listed that the history no longer has."""
     spec = load(data_dir)
     old = {c.key: c for c in spec.changes}
+    by_switch = switch_prs(data_dir)
     tags = first_tags(git_dir, spec)
     out: dict[str, Change] = {}
     for pr, commit, subject, files in history(git_dir, spec):
@@ -151,6 +153,8 @@ def skeleton(git_dir: Path, data_dir: Path = DATA_DIR) -> tuple[CoreChanges, lis
         title = _PR.sub("", subject).strip()
         kept = old.get(key)
         verdict = kept.verdict if kept and kept.verdict != UNJUDGED else (rule_verdict(subject, files) or UNJUDGED)
+        if pr is not None and pr in by_switch:
+            verdict = f"switch: {by_switch[pr]}"
         out[key] = Change(pr=pr, commit=commit, tag=tags.get(commit[:9], tags.get(commit, "?")), title=title,
                           verdict=verdict)
     gone = [k for k in old if k not in out]
@@ -168,6 +172,18 @@ def write(spec: CoreChanges, data_dir: Path = DATA_DIR) -> bool:
         path.write_text(new)
         return True
     return False
+
+
+def with_switch_verdicts(data_dir: Path = DATA_DIR) -> list[str]:
+    """The file with `switch: <name>` as the verdict of each listed PR a switch of core-behaviour.yaml names (its
+    `pr`, `foldedIn`, `introducedBy`), so a new switch's PRs need no hand edit here; the keys it changed."""
+    spec = load(data_dir)
+    by_switch = switch_prs(data_dir)
+    changed = [c.key for c in spec.changes if c.pr in by_switch and c.verdict != f"switch: {by_switch[c.pr]}"]
+    if changed:
+        write(replace(spec, changes=tuple(replace(c, verdict=f"switch: {by_switch[c.pr]}") if c.pr in by_switch else c
+                                          for c in spec.changes)), data_dir)
+    return changed
 
 
 def _quote(s: str) -> str:

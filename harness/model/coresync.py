@@ -7,25 +7,29 @@ release builds with (its `core:` tag, or the commit of a go.mod `replace` pseudo
 from a kubernetes-sigs/karpenter git directory, and writes `core.behaviour` into that release's
 provider-facts.yaml, the one place profiles read derived facts from. The full provider sync
 (harness.model.releasesync) evaluates the same probes the same way; this is the fast path that needs no
-provider checkout and no module proxy. `--check` compares each switch's derived values with its `since`, and
-harness/data/core-changes.yaml with core's history (harness.model.corechanges); `--changes` rewrites that
-file's list from the history, keeping its verdicts.
+provider checkout and no module proxy; it also sets the `switch: <name>` verdict of each PR a switch names in
+harness/data/core-changes.yaml. `--check` compares each switch's derived values with its `since`,
+core-changes.yaml with core's history (harness.model.corechanges), and the switch names harness/ reads with
+the file's; `--changes` rewrites core-changes.yaml's list from the history, keeping its verdicts;
+`--new-pair SWITCH` writes a switch's scenario pair to edit.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import fnmatch
 import functools
 import os
 import re
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any, Callable
 
 import yaml
 
 from harness.model import corechanges
-from harness.model.corespec import core_probes, core_spec
+from harness.model.corespec import CORE_FILE, core_probes, core_spec
 from harness.model.data import DATA_DIR, load_yaml
 from harness.model.gosource import SyncError
 from harness.model.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
@@ -117,17 +121,156 @@ def check(git_dir: Path, values: dict[str, dict[str, Any]], cores: dict[str, str
     return out
 
 
+def source_reads(root: Path = DATA_DIR.parent) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """What harness/'s source names of core-behaviour.yaml: switch -> where it is read (each `core["<name>"]`,
+    a string subscript of a name or attribute called `core`, outside harness/model, whose `core` is a profile's
+    facts; and Profile's `_core_behaviour("<name>")`), and scope -> where a controller touches it (each
+    `touch_scope("<scope>")`), as `path:line`."""
+    reads: dict[str, list[str]] = {}
+    touches: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        where = path.relative_to(root.parent).as_posix()
+        in_model = path.relative_to(root).parts[0] == "model"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Subscript) and not in_model and isinstance(node.slice, ast.Constant) and \
+                    isinstance(node.slice.value, str) and \
+                    (getattr(node.value, "id", None) == "core" or getattr(node.value, "attr", None) == "core"):
+                reads.setdefault(node.slice.value, []).append(f"{where}:{node.lineno}")
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "_core_behaviour" and node.args \
+                    and isinstance(node.args[0], ast.Constant):
+                reads.setdefault(str(node.args[0].value), []).append(f"{where}:{node.lineno}")
+            elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "touch_scope" and node.args and \
+                    isinstance(node.args[0], ast.Constant):
+                touches.setdefault(str(node.args[0].value), []).append(f"{where}:{node.lineno}")
+    return reads, touches
+
+
+def source_problems(data_dir: Path = DATA_DIR, root: Path = DATA_DIR.parent) -> list[str]:
+    """Where harness/'s source and core-behaviour.yaml disagree: a switch read that the file lacks (a misspelt
+    name), an implemented switch nothing reads, a scope touched or named by a switch that `scopes` lacks."""
+    spec = core_spec(str(data_dir))
+    names = {s["name"] for s in spec["switches"]}
+    scopes = set(spec["scopes"])
+    reads, touches = source_reads(root)
+    out = [f"{w}: reads switch {n!r}, which {CORE_FILE} lacks" for n, ws in sorted(reads.items()) if n not in names
+           for w in ws]
+    out += [f"{w}: touches scope {n!r}, which {CORE_FILE} `scopes` lacks" for n, ws in sorted(touches.items())
+            if n not in scopes for w in ws]
+    for s in spec["switches"]:
+        if s.get("implemented") and s["name"] not in reads:
+            out.append(f"{s['name']}: implemented, but nothing in harness/ reads core[{s['name']!r}]")
+        out += [f"{s['name']}: scope {sc!r} is not in {CORE_FILE} `scopes`" for sc in s.get("scope") or ()
+                if sc not in scopes]
+    return out
+
+
+PAIR_DIR = Path("scenarios") / "releases" / "core"
+
+_PAIR = """\
+# yaml-language-server: $schema=../../../harness/data/scenario.schema.json
+# Karpenter core's behaviour at the core version each provider release pins (harness/data/core-behaviour.yaml,
+# docs/core-releases.md): the same input before and after a core change, each outcome read from core's source.
+# Written by `python -m harness.model.coresync --new-pair {name}`: it runs as it stands (a pod
+# scheduled at both releases); make the input reach the situation the switch decides, and put each side's
+# outcome under expectByProfile, read from core's source at both tags ({before}: {before_core}, {after}: {after_core}).
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata:
+  name: core-{stem}
+  labels: [releases, core]
+description: >-
+{description}
+given:
+  profiles: [{before}, {after}]
+  skus: [Standard_D2s_v3]
+manifests:
+  - {{apiVersion: karpenter.azure.com/v1alpha2, kind: AKSNodeClass, metadata: {{name: default}}, spec: {{imageFamily: Ubuntu2204}}}}
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {{name: default}}
+    spec:
+      template:
+        spec:
+          nodeClassRef: {{group: karpenter.azure.com, kind: AKSNodeClass, name: default}}
+          requirements:
+            - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
+  - apiVersion: v1
+    kind: Pod
+    metadata: {{name: web}}
+    spec:
+      containers: [{{name: app, image: nginx, resources: {{requests: {{cpu: 100m}}}}}}]
+expect:
+  pods: {{web: {{scheduled: true}}}}
+expectByProfile:
+  {before}:              # {name}: {before_value}
+    nodeClaims: {{launched: 1}}
+  {after}:               # {name}: {after_value}
+    nodeClaims: {{launched: 1}}
+"""
+
+
+def pair_sides(name: str, data_dir: Path = DATA_DIR) -> tuple[tuple[str, str, Any], tuple[str, str, Any]]:
+    """The two release profiles a switch's pair runs at, as (profile, core, value): the newest release whose
+    value is not v1.14.0's, and the last patch of the next line that has v1.14.0's."""
+    from harness.model.profile import raw_profile
+    cores = {p: c for p, c in release_cores(data_dir).items() if modeled(c, data_dir)}
+    idx = load_yaml((data_dir / "releases" / "index.yaml").read_text())["profiles"]
+    values = {p: ((raw_profile(p).get("core") or {}).get("behaviour") or {}).get(name) for p in cores}
+    newest = values[max(cores, key=lambda p: list(idx).index(p))]
+    order = [p for p in idx if p in cores]
+    old = [p for p in order if values[p] != newest]
+    if not old:
+        raise SyncError(f"{name}: every modeled release has v1.14.0's value {newest!r}: "
+                        "no release shows the other side")
+    before = old[-1]
+    later = [p for p in order[order.index(before) + 1:] if values[p] == newest]
+    line = idx[later[0]]["line"]
+    after = [p for p in later if idx[p]["line"] == line][-1]
+    return ((before, cores[before].split(" ", 1)[0], values[before]), (after, cores[after].split(" ", 1)[0], newest))
+
+
+def new_pair(name: str, root: Path = Path("."), data_dir: Path = DATA_DIR) -> Path:
+    """`--new-pair NAME`: the scenario pair of switch NAME, from its entry, at scenarios/releases/core/."""
+    s = next((s for s in core_spec(str(data_dir))["switches"] if s["name"] == name), None)
+    if s is None:
+        raise SyncError(f"{name}: not a switch of {CORE_FILE} (add its entry first)")
+    stem = re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+    path = root / PAIR_DIR / f"{stem}.scenario.yaml"
+    if path.exists():
+        raise SyncError(f"{path}: exists already")
+    (before, before_core, before_value), (after, after_core, after_value) = pair_sides(name, data_dir)
+    about = " ".join(str(s.get("about", "")).split())
+    text = (f"Switch {name}. {about[:1].upper() + about[1:]}. Core {before_core} (provider {before}; "
+            f"sigs.k8s.io/karpenter {before_core} {s['before']}) does one thing; from core {s['since']} (#{s['pr']}; "
+            f"provider {after}; {s['after']}) the other.")
+    path.write_text(_PAIR.format(name=name, stem=stem, before=before, before_core=before_core, after=after,
+                                 after_core=after_core, before_value=before_value, after_value=after_value,
+                                 description=textwrap.fill(text, 110, initial_indent="  ", subsequent_indent="  ")))
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m harness.model.coresync", description=__doc__.split("\n\n")[0])
     ap.add_argument("--core-git", default=os.environ.get(ENV_CORE_GIT),
                     help=f"a git directory or checkout of kubernetes-sigs/karpenter (default: ${ENV_CORE_GIT})")
     ap.add_argument("--check", action="store_true",
-                    help="only compare the derived values with each switch's `since`, and core-changes.yaml with the "
-                         "history")
+                    help="only compare the derived values with each switch's `since`, core-changes.yaml with the "
+                         "history, and the switch names harness/ reads with core-behaviour.yaml's; say what it checked")
     ap.add_argument("--changes", action="store_true",
                     help="rewrite core-changes.yaml's list from core's history (verdicts kept; a new PR's by rule, "
                          "else `unjudged`)")
+    ap.add_argument("--new-pair", metavar="SWITCH",
+                    help="write the scenario pair of a switch of core-behaviour.yaml, to edit: "
+                         "scenarios/releases/core/<switch-name>.scenario.yaml at the releases just before and after it")
     args = ap.parse_args(argv)
+    if args.new_pair:
+        try:
+            path = new_pair(args.new_pair)
+        except SyncError as e:
+            print(f"coresync: {e}", file=sys.stderr)
+            return 1
+        print(f"{path} written: make its input reach the switch and give each side's outcome")
+        return 0
     if not args.core_git:
         ap.error(f"--core-git DIR (or ${ENV_CORE_GIT}) is required")
     if args.changes:
@@ -146,6 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coresync: {e}", file=sys.stderr)
         return 1
     problems = check(git_dir, values, cores)
+    reads, touches = source_reads()
+    problems += source_problems()
     if args.check:
         changes = corechanges.load()
         try:
@@ -174,11 +319,13 @@ def main(argv: list[str] | None = None) -> int:
         tally = ", ".join(f"{n} {k}" for k, n in sorted(corechanges.counts(changes).items()))
         print(f"coresync --check: {switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core "
               f"revision(s), {len(changes.changes)} PR(s) of git log {changes.since}..{changes.until} in "
-              f"{len(changes.paths)} modeled path(s) ({tally}): {len(problems)} problem(s), "
-              f"{len(stale)} file(s) stale")
+              f"{len(changes.paths)} modeled path(s) ({tally}), {len(reads)} switch name(s) read and "
+              f"{len(touches)} scope(s) touched in harness/: {len(problems)} problem(s), {len(stale)} file(s) stale")
         return 1 if problems or stale else 0
+    verdicts = corechanges.with_switch_verdicts()
     print(f"{switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core revision(s); "
-          f"{len(stale)} provider-facts.yaml written")
+          f"{len(stale)} provider-facts.yaml written; {len(verdicts)} switch verdict(s) of "
+          f"{corechanges.CHANGES_FILE} set{' (' + ', '.join(verdicts) + ')' if verdicts else ''}")
     return 1 if problems else 0
 
 

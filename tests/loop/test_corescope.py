@@ -115,23 +115,21 @@ def test_only_core_v170_panics_on_a_term_without_label_selector():
     assert at_170.notices({"provisioning"}) == []
 
 
-def test_an_unpriced_candidate_is_said_before_core_v190(embedded):
+def test_an_unpriced_candidate_is_decided_not_said(embedded):
     """scenarios/releases/core/unpriced-candidate: consolidation prices a candidate whose zone is no longer
-    offered; at provider v0.7.5 (core v1.0.6, an error there) the run names unpricedCandidate, upstream not."""
+    offered; the switch is implemented, so the run touches its scope and says nothing: at provider v1.7.2 (core
+    v1.7.1, an error there) the decision that skipped the candidate names unpricedCandidate, at v1.10.2 none."""
     from harness.runner.engines import get_engine
     from harness.runner.engines.base import execute
     from harness.scenario.load import load_scenarios
     from tests.loop.loopkit import ROOT
-    (sc,) = load_scenarios(ROOT / "scenarios/releases/core/unpriced-candidate.scenario.yaml")
+    sc = next(sc for sc in load_scenarios(ROOT / "scenarios/releases/core/unpriced-candidate.scenario.yaml")
+              if sc.name == "core-unpriced-candidate-from-the-start")
     engine = get_engine("simulated")
-    said = {}
-    for profile in ("v0.7.5", "upstream"):
+    for profile, failed in (("v1.7.2", 1), ("v1.10.2", 0)):
         o = execute(engine, sc, profile, embedded)
         assert o.error is None and not o.mismatches, profile
-        said[profile] = [n for n in o.final.core_notices if "unpricedCandidate" in n]
-    assert said == {"v0.7.5": [
-        "core v1.0.6: unpricedCandidate is modeled as v1.14.0 (a candidate with no offering left is priced 0, so no "
-        "cheaper replacement exists; changed in v1.9.0, kubernetes-sigs/karpenter#2812); answer with --engine real"],
-        "upstream": []}
-    assert _notices_naming("v1.7.2", "unpricedCandidate", {"unpricedCandidate"}) != []
-    assert _notices_naming("v1.10.2", "unpricedCandidate", {"unpricedCandidate"}) == []
+        assert not [n for n in o.final.core_notices if "unpricedCandidate" in n], profile
+        skipped = [d for d in o.final.decisions if d.action == "consolidation-failed"]
+        assert len(skipped) == failed and all("unpricedCandidate" in d.switches for d in skipped), profile
+    assert _notices_naming("v1.7.2", "unpricedCandidate", {"unpricedCandidate"}) == []

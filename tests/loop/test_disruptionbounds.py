@@ -36,7 +36,7 @@ def candidate(i: int, pool: str = "default") -> SimpleNamespace:
 def world(n: int, seconds: float = 0.001):
     """A controller, a pass's view and `n` candidates of one NodePool; each simulation costs `seconds`."""
     rec = Record()
-    state = SimpleNamespace(core=SimpleNamespace(consolidation_order="savingsRatio", candidate_shuffle_by_nodepool=True),
+    state = SimpleNamespace(core={"consolidationCandidateOrder": "savingsRatio", "candidateShuffleByNodePool": True},
                             candidate_order_rng=random.Random(1), nodepool_order_rng=random.Random(2),
                             decisions=rec, decide=rec.decide, trace=lambda line: None)
     ctl = SimpleNamespace(state=state, scheduling_cost=SchedulingCost(seconds, 0.0, 0.0),

@@ -38,7 +38,7 @@ def test_a_pod_terminating_past_the_nodes_deadline_is_deleted_again_from_core_v1
         return PodView({"metadata": meta, "spec": {"containers": []}}, 0)
     claim = _claim(termination_time=deadline)
     for forced in (True, False):
-        nt = NodeTermination(SimpleNamespace(core=SimpleNamespace(forced_eviction_after_node_deadline=forced)), None)
+        nt = NodeTermination(SimpleNamespace(core={"forcedEvictionAfterNodeDeadline": forced}), None)
         assert nt._expiring(claim, pv())
         assert nt._expiring(claim, pv(deadline + 1)) is forced
         assert not nt._expiring(claim, pv(deadline))

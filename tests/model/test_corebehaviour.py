@@ -64,12 +64,12 @@ def test_derived_values_agree_with_since(s):
 
 def test_issue_examples():
     """The three examples of issue 53, from the derived data."""
-    assert CoreBehaviour.of(load_profile("v1.6.1")).drift_empty_candidates == "skip"
-    assert CoreBehaviour.of(load_profile("v1.6.2")).drift_empty_candidates == "first"
-    assert not CoreBehaviour.of(load_profile("v1.10.2")).do_not_disrupt_durations
-    assert CoreBehaviour.of(load_profile("v1.12.0")).do_not_disrupt_durations
-    assert not CoreBehaviour.of(load_profile("v0.7.5")).deleting_pods_currently_reschedulable
-    assert CoreBehaviour.of(load_profile("v1.4.1")).deleting_pods_currently_reschedulable
+    assert CoreBehaviour.of(load_profile("v1.6.1"))["driftEmptyCandidates"] == "skip"
+    assert CoreBehaviour.of(load_profile("v1.6.2"))["driftEmptyCandidates"] == "first"
+    assert not CoreBehaviour.of(load_profile("v1.10.2"))["doNotDisruptDurations"]
+    assert CoreBehaviour.of(load_profile("v1.12.0"))["doNotDisruptDurations"]
+    assert CoreBehaviour.of(load_profile("v0.7.5"))["deletingNodePods"] != "currentlyReschedulable"
+    assert CoreBehaviour.of(load_profile("v1.4.1"))["deletingNodePods"] == "currentlyReschedulable"
 
 
 def test_newest_profile_differs_in_nothing():
@@ -97,11 +97,11 @@ def test_notices_only_for_touched_scopes():
 
 def test_option_a_core_lacks_is_said():
     cb = CoreBehaviour.of(load_profile("v1.5.5"))
-    assert cb.min_values_policy("BestEffort") == "Strict"
+    assert cb["minValuesPolicy"] is False
     assert cb.notices({"minValuesBestEffort"}) == [
         "core v1.5.0 has no MIN_VALUES_POLICY option (added in v1.6.0, kubernetes-sigs/karpenter#2299): "
         "the setting is not applied"]
-    assert CoreBehaviour.of(load_profile("v1.6.1")).min_values_policy("BestEffort") == "BestEffort"
+    assert CoreBehaviour.of(load_profile("v1.6.1"))["minValuesPolicy"] is True
 
 
 def test_core_older_than_modeled_is_said_always():
@@ -113,7 +113,7 @@ def test_core_older_than_modeled_is_said_always():
 
 def test_knobs_replay_a_core_behaviour():
     p = profile_with_knobs("v1.4.1", {"core": {"behaviour": {"deletingNodePods": "reschedulable"}}})
-    assert not CoreBehaviour.of(p).deleting_pods_currently_reschedulable
+    assert CoreBehaviour.of(p)["deletingNodePods"] == "reschedulable"
 
 
 def test_with_behaviour_keeps_header_and_order():
@@ -146,3 +146,8 @@ def test_every_switch_has_the_words_its_generated_table_needs():
     for sw in yaml.safe_load((root / "harness/data/core-behaviour.yaml").read_text())["switches"]:
         assert sw.get("decides") and sw.get("since") and sw.get("pr"), sw["name"]
         assert sw.get("pair") if sw.get("implemented") else sw.get("modeledAs"), sw["name"]
+
+
+def test_a_misspelt_switch_is_a_key_error_naming_the_file():
+    with pytest.raises(KeyError, match="'driftEmptyCandidate' is not a switch of harness/data/core-behaviour.yaml"):
+        CoreBehaviour.of(load_profile("v1.6.1"))["driftEmptyCandidate"]

@@ -118,3 +118,12 @@ def test_the_file_is_the_history():
     git_dir = git_dir_of(os.environ["HARNESS_CORE_GIT"])
     assert cc.check_history(git_dir) == []
     assert cc.missing_switch_prs(git_dir) == []
+
+
+def test_a_switch_prs_verdict_is_set_from_the_switch(tmp_path):
+    """A new switch's PRs need no hand edit in core-changes.yaml: `coresync` sets `switch: <name>` for each PR a
+    switch names, whatever the file said."""
+    assert _broken(tmp_path, 'verdict: "switch: maxInstanceTypes"', 'verdict: "no-outcome: x"') != []
+    assert cc.with_switch_verdicts(tmp_path) == ["#2430"]
+    assert cc.consistency(tmp_path) == [] and cc.with_switch_verdicts(tmp_path) == []
+    assert (tmp_path / cc.CHANGES_FILE).read_text() == (DATA_DIR / cc.CHANGES_FILE).read_text()

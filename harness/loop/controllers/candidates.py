@@ -141,8 +141,8 @@ class Candidate:
         by_cost = self.reschedule_cost <= 1.0       # PerNodeBaseDisruptionCost
         if by_pods == by_cost:
             return by_pods
-        v = self.empty_by_cost
-        return by_cost if (v if isinstance(v, bool) else v.emptiness_by_eviction_cost) else by_pods
+        core = self.empty_by_cost
+        return by_cost if (core if isinstance(core, bool) else core["emptinessByEvictionCost"]) else by_pods
 
     def savings_ratio(self) -> float:
         return self.price / self.reschedule_cost
@@ -239,7 +239,8 @@ class Cluster:
 
     def do_not_disrupt(self, key: str) -> bool:
         pv = self.pod(key)
-        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish, self.s.core.do_not_disrupt_durations)
+        return podutil.do_not_disrupt(pv, self.started.get(key), self.now, self.publish,
+                                      self.s.core["doNotDisruptDurations"])
 
     def evictable(self, key: str) -> bool:
         """pod.IsEvictable (active, no disrupted-taint toleration, not mirror, no active do-not-disrupt)."""
@@ -252,7 +253,7 @@ class Cluster:
         """Whether a simulation schedules this pod of a candidate or deleting node: IsCurrentlyReschedulable
         from core v1.4.0 (#2033); before it, every reschedulable pod, even one a fully blocking PDB or a
         do-not-disrupt annotation keeps where it is (harness/data/core-behaviour.yaml deletingNodePods)."""
-        if self.s.core.deleting_pods_currently_reschedulable:
+        if self.s.core["deletingNodePods"] == "currentlyReschedulable":
             return self.currently_reschedulable(key)
         return podutil.is_reschedulable(self.pod(key))
 
@@ -262,7 +263,7 @@ class Cluster:
         if not podutil.is_reschedulable(pv) or self.do_not_disrupt(key):
             return False
         if self.evictable(key) and not self.pdbs.is_evictable(pv.namespace, pv.labels, fully=True,
-                                                              multiple_block=self.s.core.multiple_pdbs_eviction)[1]:
+                                                              multiple_block=self.s.core["multiplePdbsEviction"])[1]:
             return False
         return True
 
@@ -270,7 +271,7 @@ class Cluster:
     def validate_node(self, sn: StateNode) -> None:
         """StateNode.ValidateNodeDisruptable (the words per core release: reasonwords)."""
         core = self.s.core
-        if (sn.claim is None or sn.node is None) and core.unmanaged_node_blocked_event:
+        if (sn.claim is None or sn.node is None) and core["unmanagedNodeBlockedEvent"]:
             # core-behaviour.yaml unmanagedNodeBlockedEvent: core v1.0.x refuses a Node without a NodeClaim and a
             # NodeClaim without a Node with one reason, and its DisruptionBlocked event goes on the half there is
             # (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/state/statenode.go ValidateNodeDisruptable); from
@@ -349,7 +350,7 @@ class Cluster:
             # no PDB blocks an eviction (the loop below would only repeat the do-not-disrupt reads, whose
             # events the recorder has just deduplicated)
             return None, timeless
-        multiple = self.s.core.multiple_pdbs_eviction
+        multiple = self.s.core["multiplePdbsEviction"]
         positions, pdbs = self.pdbs.positions, self.pdbs.pdbs
         for key, pv, f in pods:
             # evictable(key), inline
@@ -366,7 +367,7 @@ class Cluster:
                                           "pdb", pod_block=True, pod=key), timeless
                 # one key, in brackets from core v1.7.0 (#2379; sigs.k8s.io/karpenter v1.6.2 pkg/utils/pdb/pdb.go
                 # CanEvictPods returns a single client.ObjectKey)
-                named = f"[{keys[0]}]" if self.s.core.multiple_pdbs_eviction else keys[0]
+                named = f"[{keys[0]}]" if self.s.core["multiplePdbsEviction"] else keys[0]
                 return CandidateError(reasonwords.pdb_blocks(self.s.core, named), "pdb", pod_block=True, pod=key), timeless
         return None, timeless
 
@@ -394,7 +395,7 @@ class Cluster:
             self._refused(sn, disruption_class, CandidateError(message))
             return None
         it = its.get(sn.labels.get(INSTANCE_TYPE, ""))
-        if it is None and self.s.core.instance_type_drift == "none":
+        if it is None and self.s.core["instanceTypeDrift"] == "none":
             # before core v1.1.0 (#1787) a node whose instance type is no longer offered is no candidate for any
             # method (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/types.go NewCandidate); later,
             # only consolidation refuses it (consolidation.go ShouldDisrupt, here consolidation.py)
@@ -527,7 +528,7 @@ class Cluster:
         out = {}
         for name, np in self.nodepools.items():
             uid = np["metadata"].get("uid", name)
-            if not self.s.core.budget_events_need_nodes:
+            if not self.s.core["emptyBudgetEvents"]:
                 out[name] = self._budgets_all_reasons(np, name, uid, num.get(name, 0), disrupting.get(name, 0), reason)
             else:
                 allowed = must_allowed_disruptions(np, self.now, num.get(name, 0), reason)
@@ -536,7 +537,7 @@ class Cluster:
                 self.budget_facts[(name, reason)] = (num.get(name, 0), tuple(busy.get(name, ())))
                 self._allowed.pop((name, reason), None)
                 self.taken.pop((name, reason), None)
-            if not self.s.core.budget_events_need_nodes:
+            if not self.s.core["emptyBudgetEvents"]:
                 continue
             if num.get(name, 0) != 0 and allowed == 0:
                 self.publish("NodePool", name, "DisruptionBlocked",

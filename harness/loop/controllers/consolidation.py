@@ -154,6 +154,11 @@ def ties_in_map_order(cands: list[Candidate], key, rng: random.Random) -> list[C
 
 
 # -- the methods ------------------------------------------------------------------------------------
+class PassEnded(Exception):
+    """A method's ComputeCommand returned an error: the disruption controller's Reconcile returns it, and no later
+    method runs that pass."""
+
+
 class Consolidation:
     """consolidation.go: shared by the three methods (each keeps its own consolidated state)."""
 
@@ -241,7 +246,7 @@ class Consolidation:
         return sorted(ties_in_map_order(cands, self._sort_key, self.ctl.state.candidate_order_rng), key=self._sort_key)
 
     def _sort_key(self, c: Candidate) -> float:
-        if self.ctl.state.core.consolidation_order == "disruptionCost":
+        if self.ctl.state.core["consolidationCandidateOrder"] == "disruptionCost":
             return c.disruption_cost
         return -c.savings_ratio()
 
@@ -272,7 +277,9 @@ class Consolidation:
                                       self.method)
             return None
         if any(unpriced(c) for c in cands):
-            self.ctl.state.touch_scope("unpricedCandidate")     # getCandidatePrices errs before core v1.9.0
+            self.ctl.state.touch_scope("unpricedCandidate")
+            if self.ctl.state.core["unpricedCandidate"] == "error":     # core-behaviour.yaml unpricedCandidate
+                return self._unpriced(view, cands)
         price = sum(c.price for c in cands)
         new = res.new_claims[0]
         new = dataclasses.replace(new, instance_types=order_by_price(new.instance_types, new.requirements, wk))
@@ -290,6 +297,30 @@ class Consolidation:
         p = Proposal(self.method, self.reason, cands, [new], res)
         self._candidate_events(view, p)
         return p
+
+    def _unpriced(self, view: Cluster, cands: list[Candidate]) -> None:
+        """Before core v1.9.0 (#2812; sigs.k8s.io/karpenter v1.8.0 pkg/controllers/disruption/consolidation.go
+        getCandidatePrices), a candidate whose instance type has no offering for its zone and capacity type fails
+        computeConsolidation: single-node consolidation logs it and goes on to the next candidate (no event);
+        multi-node consolidation returns it, and the disruption pass ends there (controller.go Reconcile: no later
+        method runs). From v1.9.0 the candidate is priced 0 (no replacement is cheaper)."""
+        c = next(c for c in cands if unpriced(c))
+        it = c.instance_type.name if c.instance_type is not None else c.claim.result.instance_type
+        if view.s.core["blockedReasonFormat"] == "keyValue":      # fmt.Errorf before v1.5.0, serrors.Wrap from it
+            why = f"unable to determine offering (capacity-type={c.capacity_type}, instance-type={it}, zone={c.zone})"
+        else:
+            why = f"unable to determine offering for {it}/{c.capacity_type}/{c.zone}"
+        error = f"getting offering price from candidate node, {why}"
+        s = view.s
+        s.trace(f"{self.method} consolidation: {error}")
+        if s.decisions.enabled:
+            s.decide("disruption", "consolidation-failed", disruptionwhy.subject(c.claim),
+                     f"{disruptionwhy.METHODS[self.method]} fails on it: {error}; "
+                     + ("the candidate is skipped" if len(cands) == 1 else "the disruption pass ends"),
+                     (), {"method": self.method, "error": error})
+        if len(cands) > 1:
+            raise PassEnded(error)
+        return None
 
     def _cheaper(self, view: Cluster, cands, new: PlannedClaim, price: float) -> PlannedClaim | None:
         """The replacement with only instance types cheaper than the candidates (core v1.14.0
@@ -467,7 +498,7 @@ class Emptiness(Consolidation):
         still = [fresh[c.name] for c in p.candidates if c.name in fresh]
         # core before v1.5.0 (#2206) abandons the command when any candidate changed
         # (core-behaviour.yaml emptinessValidation: Validation.ValidateCandidates)
-        subset = self.ctl.state.core.emptiness_validates_subset
+        subset = self.ctl.state.core["emptinessValidation"] == "subset"
         if not still or (not subset and len(still) != len(p.candidates)):
             return None, "churn"
         budgets = view.budget_mapping(self.reason)
@@ -494,7 +525,7 @@ class SingleNode(Consolidation):
         core v1.4.0 (#2035, core-behaviour.yaml candidateShuffleByNodePool; sigs.k8s.io/karpenter v1.0.6
         singlenodeconsolidation.go ComputeCommand) the sorted order as it is."""
         ordered = super().sort(cands)
-        if not self.ctl.state.core.candidate_shuffle_by_nodepool:
+        if not self.ctl.state.core["candidateShuffleByNodePool"]:
             return ordered
         return interleave(ordered, self.ctl.state.nodepool_order_rng, self.unseen)
 

@@ -21,7 +21,7 @@ from harness.loop import disruptionwhy, podutil
 from harness.loop.budgets import budget_active, disruption_spec, next_allowance_change
 from harness.loop.controllers.candidates import Cluster
 from harness.loop.controllers.consolidation import (CONSOLIDATION_STATE_TTL, VALIDATION_DELAY, Emptiness, MultiNode,
-                                                    Proposal, SingleNode)
+                                                    PassEnded, Proposal, SingleNode)
 from harness.loop.controllers.drift import Drift
 from harness.loop.controllers.orchestration import Orchestration, remove_disrupted_taint
 from harness.loop.controllers.simulate import Simulator, synced
@@ -37,7 +37,8 @@ class DisruptionController:
         self.simulator = Simulator(state, provisioner)
         self.scheduling_cost = SCHEDULING_COST      # the modelled time the methods' timeouts count
         # core before v1.5.0 (#2180) tries Drift before Emptiness (core-behaviour.yaml disruptionMethodOrder)
-        first = [Drift(self), Emptiness(self)] if state.core.drift_before_emptiness else [Emptiness(self), Drift(self)]
+        drift_first = state.core["disruptionMethodOrder"] == "driftFirst"
+        first = [Drift(self), Emptiness(self)] if drift_first else [Emptiness(self), Drift(self)]
         self.methods = first + [MultiNode(self), SingleNode(self)]
         self.pending: tuple[object, Proposal, float] | None = None      # (method, proposal, validate at)
         self._fp = None                       # the last pass's fingerprint
@@ -98,7 +99,7 @@ class DisruptionController:
             value = (pv.obj["metadata"].get("annotations") or {}).get(podutil.DO_NOT_DISRUPT)
             if value not in (None, "true"):
                 dnd.append(podutil.do_not_disrupt(pv, s.disruption.pod_started.get(k), now,
-                                                  durations=s.core.do_not_disrupt_durations))
+                                                  durations=s.core["doNotDisruptDurations"]))
         pdbs = tuple(sorted((k, p.disruptions_allowed) for k, p in s.disruption.pdb_status.items()))
         return claims, pods, nps, tuple(windows), tuple(dnd), pdbs, tuple(c.id for c in s.disruption.active())
 
@@ -148,7 +149,10 @@ class DisruptionController:
             if not cands:
                 continue
             budgets = view.budget_mapping(m.reason)
-            proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
+            try:
+                proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
+            except PassEnded:
+                return False
             if not proposals:
                 continue
             if s.decisions.enabled:
@@ -200,7 +204,7 @@ class DisruptionController:
             name = np["metadata"]["name"]
             if name in live and (at := next_allowance_change(np, now, end, live[name])) is not None:
                 times.append(at)
-        durations = s.core.do_not_disrupt_durations
+        durations = s.core["doNotDisruptDurations"]
         for k, pv in s.pod_views.items():
             pr = s.result.pods.get(k)
             if pr is None or pr.node not in nodes or podutil.DO_NOT_DISRUPT not in (pv.obj["metadata"].get("annotations") or {}):

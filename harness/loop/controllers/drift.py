@@ -34,7 +34,7 @@ class Drift:
         ordered = sorted(listed, key=lambda c: int(c.claim.dis.drifted_since or 0.0))
         empty = [c for c in ordered if not c.reschedulable]
         rest = [c for c in ordered if c.reschedulable]
-        handling = self.ctl.state.core.drift_empty_candidates     # core-behaviour.yaml driftEmptyCandidates
+        handling = self.ctl.state.core["driftEmptyCandidates"]     # core-behaviour.yaml driftEmptyCandidates
         if handling == "batch":
             # core v1.0-v1.4: every empty candidate the Drifted budget allows, in one command, unsimulated
             batch = []

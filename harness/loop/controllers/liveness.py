@@ -25,7 +25,7 @@ LIVENESS_REASON = "liveness"
 
 def unlaunched_timeout(s: LoopState, c: Claim) -> tuple[float, str]:
     """When an unlaunched NodeClaim is deleted, and the reason."""
-    if s.core.launch_timeout:
+    if s.core["launchTimeout"]:
         return c.created_at + LAUNCH_TIMEOUT, LAUNCH_TIMEOUT_REASON
     # sigs.k8s.io/karpenter v1.6.2 liveness.go Reconcile: Registered stays Unknown from creation
     return c.created_at + REGISTRATION_TIMEOUT, LIVENESS_REASON
@@ -34,7 +34,7 @@ def unlaunched_timeout(s: LoopState, c: Claim) -> tuple[float, str]:
 def registration_timeout(s: LoopState, c: Claim) -> tuple[float, str]:
     """When a launched NodeClaim that has not registered is deleted, and the reason."""
     return ((c.launched_at or 0) + REGISTRATION_TIMEOUT,
-            REGISTRATION_TIMEOUT_REASON if s.core.launch_timeout else LIVENESS_REASON)
+            REGISTRATION_TIMEOUT_REASON if s.core["launchTimeout"] else LIVENESS_REASON)
 
 
 class Liveness:

@@ -176,7 +176,7 @@ class NodeClaimDisruption:
         sigs.k8s.io/karpenter v1.0.6 drift.go isDrifted) never checks; `immediate` (v1.1.0-v1.5.x, v1.4.0 same
         file) checks on every drift check; `afterOneHour` (v1.6.0, #2271) checks from an hour after creation,
         then once per 30 minutes."""
-        mode = self.state.core.instance_type_drift
+        mode = self.state.core["instanceTypeDrift"]
         if mode == "none":
             return None
         if mode == "immediate":
@@ -193,7 +193,7 @@ class NodeClaimDisruption:
         period = self._type_check_period(c, s.clock.now())
         if period is None:
             return False
-        if s.core.instance_type_drift == "immediate":
+        if s.core["instanceTypeDrift"] == "immediate":
             return self._instance_type_gone(c, np)
         last = self._type_checks.get(c.result.name)
         if last is None or last[0] != period:
@@ -205,7 +205,7 @@ class NodeClaimDisruption:
         type of a live NodeClaim whose last check did not: the clock alone drifts it then. None under the other
         modes (every drift check looks at once) and when no live NodeClaim's instance type is gone."""
         s = self.state
-        if s.core.instance_type_drift != "afterOneHour":
+        if s.core["instanceTypeDrift"] != "afterOneHour":
             return None
         nodepools = {np["metadata"]["name"]: np for np in nodepool_list}
         now, out = s.clock.now(), []

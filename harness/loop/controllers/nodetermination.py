@@ -259,7 +259,7 @@ class NodeTermination:
         if waiting:
             # the count: the pods waiting, from core v1.1.0 (#1478, the priority groups' sizes); before, every pod
             # bound to the node (sigs.k8s.io/karpenter v1.0.6 terminator.go Drain: len(pods))
-            count = len(waiting) if s.core.eviction_in_priority_groups else len(pods)
+            count = len(waiting) if s.core["evictionInPriorityGroups"] else len(pods)
             rec.publish("Node", name, "FailedDraining", f"Failed to drain node, {count} pods are waiting to be evicted",
                         (name,))
             limits = Limits(list(s.disruption.pdb_status.values()))
@@ -277,7 +277,7 @@ class NodeTermination:
                     if refusal is not None:
                         if s.decisions.enabled:
                             self._refused(c, name, k, limits, refusal)
-                        if refusal == MULTIPLE_PDBS_ERROR and not s.core.multiple_pdbs_eviction:
+                        if refusal == MULTIPLE_PDBS_ERROR and not s.core["multiplePdbsEviction"]:
                             # the API server's 500 is only a reconcile error before core v1.7.0 (#2379;
                             # sigs.k8s.io/karpenter v1.6.2 terminator/eviction.go Evict): no event, retried
                             continue
@@ -288,7 +288,7 @@ class NodeTermination:
                         continue
                     # the reason from the DisruptionReason condition: core v1.2.0 on (#1370, core-behaviour.yaml
                     # disruptionReasonCondition); before, sigs.k8s.io/karpenter v1.0.6 terminator/events/events.go EvictPod
-                    message = f"Evicted pod: {reason}" if s.core.disruption_reason_condition else "Evicted pod"
+                    message = f"Evicted pod: {reason}" if s.core["disruptionReasonCondition"] else "Evicted pod"
                     rec.publish("Pod", pv.name, "Evicted", message, (pv.name,), namespace=pv.namespace)
                     evict_pod(s, k, f"evicted from node {name}")
                     if s.decisions.enabled:
@@ -362,7 +362,7 @@ class NodeTermination:
         if not podutil.terminating(pv):
             return True
         stamp = pv.obj["metadata"]["deletionTimestamp"]
-        return self.state.core.forced_eviction_after_node_deadline and \
+        return self.state.core["forcedEvictionAfterNodeDeadline"] and \
             podtermination.parse_timestamp(stamp) > c.dis.termination_time
 
     def _drainable(self, key: str) -> bool:
@@ -379,7 +379,7 @@ class NodeTermination:
         started = s.disruption.pod_started.get(key)
         return podutil.is_active(pv) and \
             not podutil.do_not_disrupt(pv, started, s.clock.now(), s.disruption.recorder.publish,
-                                        s.core.do_not_disrupt_durations)
+                                        s.core["doNotDisruptDurations"])
 
     def _grouped(self, waiting: list[str]) -> list[str]:
         """The pods the priority groups are made of. From core v1.1.0 (#1478) every pod the drain waits on
@@ -388,7 +388,7 @@ class NodeTermination:
         terminator/terminator.go Evict, EvictInOrder over IsEvictable pods): a group with none left to
         evict - a do-not-disrupt pod's included - lets the next be evicted at once
         (core-behaviour.yaml evictionInPriorityGroups)."""
-        if self.state.core.eviction_in_priority_groups:
+        if self.state.core["evictionInPriorityGroups"]:
             return waiting
         return [k for k in waiting if self._evictable(k)]
 

@@ -163,7 +163,7 @@ class Orchestration:
         s = self.state
         now = s.clock.now()
         rec = s.disruption.recorder
-        how = s.core.disruption_event_reason
+        how = s.core["disruptionEventReason"]
         if now - cmd.created_at > MIN_RETRY_DURATION:
             return self._fail(cmd, "command reached timeout")
         waiting = False

@@ -287,8 +287,8 @@ class Provisioner:
         s = self.state
         launched = [(c.template.name, c.launched.instance_type.capacity, c.initialized or not c.registered)
                     for c in s.claims if not c.done and c.launched is not None]
-        return RemainingResources.build(s.cluster.list("NodePool"), launched, s.core.node_limits,
-                                        s.core.initialized_nodes_counted)
+        return RemainingResources.build(s.cluster.list("NodePool"), launched, s.core["nodeLimits"],
+                                        s.core["initializedNodesCounted"])
 
     def topology(self, pending: list[PodView], templates: list[Template], existing: list[ExistingNode]):
         """Topology for this pass (core scheduling/topology.go NewTopology): the domain universe of
@@ -328,7 +328,7 @@ class Provisioner:
         return Topology(universe_for(keys, templates), node_labels, bound, anti, sem=s.sem,
                         well_known=s.profile.well_known_labels, seed=s.cfg.seed, namespaces=namespaces,
                         node_taints=node_taints, registered=registered,
-                        spread_policies=s.core.topology_spread_policies)
+                        spread_policies=s.core["topologySpreadPolicies"])
 
     # -- the pass (Reconcile -> Schedule -> CreateNodeClaims) ---------------------------------------
     def pending_pods(self) -> list[PodView]:
@@ -343,15 +343,15 @@ class Provisioner:
             if pv.owner_kind == "DaemonSet":
                 continue
             pr = pods[key]
-            err = admission_error(pv, s.profile, s.sem, s.core.validates_preferred_node_affinity)
-            verr = s.volumes.validate(pv.obj, s.core.volume_validation) if s.volumes or pv.spec.get("volumes") else None
+            err = admission_error(pv, s.profile, s.sem, s.core["validatesPreferredNodeAffinity"])
+            verr = s.volumes.validate(pv.obj, s.core["unsupportedVolumePods"]) if s.volumes or pv.spec.get("volumes") else None
             if verr is not None:      # Provisioner.Validate combines every error (multierr, "; ")
                 err = (f"{err[0]}; {verr}", err[1]) if err is not None else (verr, True)
             if err is not None:
                 msg, emits = err
                 pr.state, pr.reason, pr.karpenter_error = "ignored", msg, msg
                 # core before v1.7.0 (#2480) only logs why it ignores a pod
-                if emits and s.core.ignored_pod_events:
+                if emits and s.core["unsupportedVolumePods"] != "none":
                     s.pod_event(pr, f"Failed to schedule pod, {msg}")
                 continue
             if key in s.prebind and writes_nominated_node(s.cfg.cluster.kubernetes_version):
@@ -409,12 +409,12 @@ class Provisioner:
         start = {k: dict(v) for k, v in remaining.remaining.items()} if record else None
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, counter,
                           self.topology(pending, templates, existing), remaining,
-                          s.preference_policy, lambda: s.core.host_port_usage, s.core.relax_preferences_per_pod,
+                          s.preference_policy, lambda: s.core["hostPortsPerNodeClaim"], s.core["relaxPreferencesPerPod"],
                           s.daemon_order_rng, s.max_instance_types)
         if record:
             self._record_skipped_templates(sched, remaining, start)
         solved = sched.solve(pending)
-        event = s.core.no_compatible_instance_types_event      # core-behaviour.yaml: none | plain | minValuesSuffix
+        event = s.core["noCompatibleInstanceTypesEvent"]      # core-behaviour.yaml: none | plain | minValuesSuffix
         for np_name, reason, message in solved.nodepool_events:
             if reason == "NoCompatibleInstanceTypes" and event != "minValuesSuffix":
                 if event == "none":
@@ -505,7 +505,7 @@ class Provisioner:
         if over is None:
             return None
         # the error's words moved to serrors with the change core-behaviour.yaml blockedReasonFormat reads (#2136)
-        return create_refused_message(usage_exceeds_message(*over, s.core.blocked_reason_format == "keyValue"))
+        return create_refused_message(usage_exceeds_message(*over, s.core["blockedReasonFormat"] == "keyValue"))
 
     def _refused(self, planned, err: str) -> None:
         """A NodeClaim Create refused: nothing is written, the pods stay pending with no event and no Karpenter
@@ -516,7 +516,7 @@ class Provisioner:
         s.trace(f"NodeClaim for {len(keys)} pod(s) of NodePool {planned.template.name} refused: {err}")
         if s.decisions.enabled:
             # core-behaviour.yaml nodeLimits, read for the words: a run where it differs names it at this decision
-            counted = s.core.node_limits
+            counted = s.core["nodeLimits"]
             text = reasons.create_refused(planned.template.name, keys, err, counted)
             for k in keys:
                 self._say(k, "nodeclaim-refused", text, (f"NodePool/{planned.template.name}",),

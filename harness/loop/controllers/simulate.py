@@ -104,15 +104,15 @@ class Simulator:
         non_pending = set(moving) | set(deleting_pods)
         # core v1.14.0 (#3006) keeps a consolidation's pods off nodes inside their consolidateAfter window
         refuse = frozenset(s.pod_views[k].uid for k in moving) \
-            if consolidation and s.core.consolidate_after_destinations else frozenset()
+            if consolidation and s.core["consolidateAfterDestinations"] else frozenset()
         existing, initialized = self._existing(view, active, refuse, deleting, names)
         remaining = RemainingResources.build(
             s.cluster.list("NodePool"), [row for name, row in launched if name not in names],
-            s.core.node_limits, s.core.initialized_nodes_counted)
+            s.core["nodeLimits"], s.core["initializedNodesCounted"])
         topo = self._topology(view, pods, templates, existing, set(keys))
         sched = Scheduler(templates, existing, s.profile, s.sem, s.min_values_policy, self._counter, topo,
-                          remaining, s.preference_policy, lambda: s.core.host_port_usage,
-                          s.core.relax_preferences_per_pod, s.daemon_order_rng, s.max_instance_types)
+                          remaining, s.preference_policy, lambda: s.core["hostPortsPerNodeClaim"],
+                          s.core["relaxPreferencesPerPod"], s.daemon_order_rng, s.max_instance_types)
         solved = sched.solve(pods)
         by_uid = {pv.uid: k for k, pv in zip(keys, pods)}
         errors = {by_uid[uid]: err for uid, err in solved.errors.items() if by_uid.get(uid) in non_pending}

@@ -19,7 +19,7 @@ from harness.loop.scheduling import Template
 from harness.loop.unavailable import UnavailableOfferings
 from harness.loop.volumes import VolumeModel
 from harness.model import podtermination, releases
-from harness.model.corebehaviour import CoreBehaviour
+from harness.model.corebehaviour import SCOPES, CoreBehaviour
 from harness.model.requirements import Requirements
 from harness.model.semantics import semantics_for
 
@@ -103,8 +103,8 @@ class LoopState:
         self.sem = semantics_for(cfg.profile)
         self.core = CoreBehaviour.of(cfg.profile)     # core's behaviour at the pinned version
         # the options in effect: a core without MIN_VALUES_POLICY / PREFERENCE_POLICY runs Strict / Respect
-        self.min_values_policy = self.core.min_values_policy(cfg.min_values_policy)
-        self.preference_policy = self.core.preference_policy(cfg.preference_policy)
+        self.min_values_policy = cfg.min_values_policy if self.core["minValuesPolicy"] else "Strict"
+        self.preference_policy = cfg.preference_policy if self.core["preferencePolicy"] else "Respect"
         self.many_instance_types = False    # a Solve read maxInstanceTypes (scope manyInstanceTypes)
         # core-behaviour scopes the loop met where the situation arose (touch_scope; harness/loop/corescope.py)
         self.core_scopes: set[str] = set()
@@ -173,11 +173,13 @@ class LoopState:
         """core-behaviour.yaml maxInstanceTypes, as a Solve reads it: only for a NodeClaim with more instance types
         than the fewest any core keeps, so a run that read it touched the manyInstanceTypes scope."""
         self.many_instance_types = True
-        return self.core.max_instance_types
+        return int(self.core["maxInstanceTypes"])     # the probe captures it as text
 
     def touch_scope(self, scope: str) -> None:
         """The run met a situation a core switch decides (harness.model.corebehaviour.SCOPES), one only the
         controller that meets it can see (a budget counted over a node whose instance is deleting, ...)."""
+        if scope not in SCOPES:
+            raise KeyError(f"{scope!r} is not a scope of harness/data/core-behaviour.yaml")
         self.core_scopes.add(scope)
 
     def name(self, prefix: str, n: int = 5) -> str:
@@ -433,7 +435,7 @@ class LoopState:
         self._order += 1
         self.pod_views[key] = PodView(created, self._order, owner_kind, owner_name,
                                       queue_key=(int(self.clock.now()), self.uid_rng.random()),
-                                      pod_level_resources=self.core.pod_level_resources)
+                                      pod_level_resources=self.core["podLevelResources"])
         self._owner_index.setdefault((owner_kind, created["metadata"]["namespace"], owner_name), []).append(key)
         self._position.setdefault(key, len(self._position))
         self.result.pods[key] = PodResult(created["metadata"]["name"], created["metadata"]["namespace"],
