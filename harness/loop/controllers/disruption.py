@@ -147,6 +147,8 @@ class DisruptionController:
                                     m.method)
             if not cands:
                 continue
+            if m.method in ("single", "multi"):
+                m.set_totals(view)
             budgets = view.budget_mapping(m.reason)
             proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
             if not proposals:
