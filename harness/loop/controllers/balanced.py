@@ -126,7 +126,10 @@ def score_move(savings: float, disruption_cost: float, totals: NodePoolTotals | 
 def evaluate(candidates: list[Candidate], savings: float, totals: dict[str, NodePoolTotals]
              ) -> tuple[bool, dict[str, Score]]:
     """EvaluateBalancedMove: each Balanced NodePool of the move scored on its own, with the move's net savings
-    split by the NodePools' shares of the candidates' price; approved when every one of them approves."""
+    split by the NodePools' shares of the candidates' price; approved when every one of them approves (a move
+    of no candidate is not)."""
+    if not candidates:
+        return False, {}
     by_pool: dict[str, list[Candidate]] = {}
     for c in candidates:
         by_pool.setdefault(c.nodepool_name, []).append(c)
