@@ -7,6 +7,7 @@ sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/balanced.go computeNode
 EvaluateBalancedMove, balancedEvaluator.CanPassThreshold; types.go ScoreResult; helpers.go
 GetCandidatesWithTotals; pkg/state/cost/cost.go ClusterCost.GetNodepoolCost; pkg/controllers/state/statenode.go
 StateNode.DisruptionCost; the approval events from events/events.go ConsolidationApproved(MultiNode).
+Where each score is asked and what the totals count: docs/architecture/loop.md.
 """
 from __future__ import annotations
 
