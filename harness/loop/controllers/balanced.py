@@ -95,6 +95,8 @@ def nodepool_totals(view: Cluster, all_candidates: list[Candidate]) -> dict[str,
     """computeNodePoolTotals, for each NodePool with a candidate: its cost (the cluster's cost tracking, else the
     candidates' prices) and the disruption cost of every state node labelled with it (a candidate's reschedule
     cost, another node's DisruptionCost). Only Balanced NodePools are ever scored, so only theirs are built."""
+    if not any(disruption_spec(np).consolidation_policy == BALANCED for np in view.nodepools.values()):
+        return {}
     by_pool: dict[str, list[Candidate]] = {}
     for c in all_candidates:
         if is_balanced(c):

@@ -381,11 +381,12 @@ class Consolidation:
         if not view.s.decisions.enabled:
             return
         t = self.totals.get(pool)
+        against = (f"; the NodePool costs ${t.total_cost:.4f}/h with a disruption cost of {t.total_disruption_cost:g}"
+                   if t is not None else "; the NodePool has no totals to score against")
         for c in cands:
             view.kept(c.claim, self.method, ("balanced", move, round(s.score(), 4)),
                       lambda: (f"{disruptionwhy.METHODS[self.method]}: NodePool {pool} is Balanced and {move} "
-                               f"scores too little: {s.text()}; the NodePool costs ${t.total_cost:.4f}/h with a "
-                               f"disruption cost of {t.total_disruption_cost:g}"), by="balanced")
+                               f"scores too little: {s.text()}{against}"), by="balanced")
 
     def _candidate_events(self, view: Cluster, p: Proposal) -> None:
         """Command.EmitCandidateEvents (ConsolidationCandidate on Node and NodeClaim)."""
