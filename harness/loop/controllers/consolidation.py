@@ -345,6 +345,8 @@ class Consolidation:
 
     def below_threshold(self, view: Cluster, c: Candidate) -> bool:
         """CanPassThreshold failed: not even deleting the candidate scores enough for its Balanced NodePool."""
+        if not self.totals:                  # no Balanced NodePool this pass: nothing is scored
+            return False
         s = balanced.can_pass_threshold(c, self.totals)
         if s is None:
             return False
@@ -354,6 +356,8 @@ class Consolidation:
     def approve(self, view: Cluster, p: Proposal) -> tuple[bool, dict[str, balanced.Score]]:
         """ApproveCommand: the move's score in each Balanced NodePool it takes from; a single candidate's
         approval is a ConsolidationApproved event on its Node and NodeClaim."""
+        if not self.totals:
+            return True, {}
         ok, scores = balanced.evaluate(p.candidates, p.savings(), self.totals)
         if not ok:
             for pool, s in scores.items():
