@@ -331,7 +331,7 @@ manifests:
     metadata: {name: default}
     spec:
       replicas: 2
-      disruption: {consolidationPolicy: Balanced, consolidateAfter: 1m}
+      disruption: {consolidationPolicy: WhenEmpty, consolidateAfter: 1m}
       template:
         spec:
           nodeClassRef: {group: karpenter.azure.com, kind: AKSNodeClass, name: default}
@@ -349,6 +349,11 @@ manifests:
           schedulerName: default-scheduler
           hostUsers: false
           containers: [{name: c, image: i}]
+  - apiVersion: v1
+    kind: LimitRange
+    metadata: {name: storage}
+    spec:
+      limits: [{type: PersistentVolumeClaim, max: {storage: 10Gi}}]
   - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}
   - {apiVersion: v1, kind: ConfigMap, metadata: {name: b}}
 """
@@ -361,7 +366,7 @@ def _envelope_example() -> list[str]:
     lines = [dataclasses.replace(n, file="example.scenario.yaml").render()
              for n in sorted(sc.warnings, key=lambda n: n.line)]
     # the page's words about the example hold only while it shows one of each (and a default unwarned)
-    shows = ["spec.replicas is not modeled", ": Balanced is not modeled", "is dropped by the API server",
+    shows = ["spec.replicas is not modeled", ": PersistentVolumeClaim is not modeled", "is dropped by the API server",
              "hostUsers is not modeled: the harness does not know this field", "accepted, not applied"]
     if [s for s in shows if not any(s in line for line in lines)] or any("schedulerName" in line for line in lines):
         raise SystemExit("scripts/gen-docs.py: ENVELOPE_EXAMPLE no longer shows one warning of each kind; "

@@ -29,13 +29,20 @@ def test_nodepool_disruption_and_expiry_are_modeled_static_nodepools_are_not():
     assert fields(np) == {"spec.replicas": "static"}
 
 
-def test_a_balanced_consolidation_policy_is_reported_by_value():
+def test_a_limitrange_claim_item_is_reported_by_value():
+    from harness.scenario.envelope import unmodeled_values
+    lr = {"kind": "LimitRange", "metadata": {"name": "d"}, "spec": {"limits": [{"type": "PersistentVolumeClaim"}]}}
+    assert unmodeled_values(lr) == [(("spec", "limits", 0, "type"), "spec.limits.type", "PersistentVolumeClaim",
+                                     "limitrange-pvc")]
+    lr["spec"]["limits"][0]["type"] = "Container"
+    assert unmodeled_values(lr) == []
+
+
+def test_a_balanced_consolidation_policy_is_modeled():
+    # core v1.14.0's Balanced scoring is simulated (harness/loop/controllers/balanced.py)
     from harness.scenario.envelope import unmodeled_values
     np = {"kind": "NodePool", "metadata": {"name": "d"}, "spec": {"disruption": {"consolidationPolicy": "Balanced"}}}
-    assert unmodeled_values(np) == [(("spec", "disruption", "consolidationPolicy"),
-                                     "spec.disruption.consolidationPolicy", "Balanced", "balanced")]
-    np["spec"]["disruption"]["consolidationPolicy"] = "WhenEmpty"
-    assert unmodeled_values(np) == []
+    assert unmodeled_values(np) == [] and fields(np) == {}
 
 
 def test_pod_disruption_budgets_are_modeled():
@@ -78,14 +85,20 @@ manifests:
     metadata: {name: d}
     spec:
       disruption:
-        consolidationPolicy: Balanced
+        consolidationPolicy: WhenEmpty
       template:
         spec:
           nodeClassRef: {name: default}
+  - apiVersion: v1
+    kind: LimitRange
+    metadata: {name: r}
+    spec:
+      limits:
+        - type: PersistentVolumeClaim
 """
     (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
     (n,) = sc.warnings
-    assert n.line == 11 and "NodePool d: spec.disruption.consolidationPolicy: Balanced is not modeled" in n.message
+    assert n.line == 20 and "LimitRange r: spec.limits.type: PersistentVolumeClaim is not modeled" in n.message
 
 
 def test_validate_prints_warnings_and_still_passes(capsys):

@@ -17,8 +17,8 @@ sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/:
   again (churn, nominations, budgets, a different scheduling result), else the command is dropped
   (ConsolidationRejected events for single/multi).
 - types.go Command.String/StringForNode/EstimatedSavings and events/events.go for the messages.
-Balanced scoring (balanced.go) is not modeled: a Balanced NodePool is not consolidated by the
-simulation (harness/data/envelope.yaml warns).
+- balanced.go: the moves of a Balanced NodePool scored against its totals (harness/loop/controllers/balanced.py),
+  in single-node (CanPassThreshold, ApproveCommand) and multi-node consolidation (each binary search step).
 """
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ import random
 from dataclasses import dataclass, field
 
 from harness.loop import disruptionwhy, reasonwords
-from harness.loop.budgets import BALANCED, WHEN_EMPTY, disruption_spec
+from harness.loop.budgets import WHEN_EMPTY, disruption_spec
+from harness.loop.controllers import balanced
 from harness.loop.controllers.candidates import GRACEFUL, ZONE, Candidate, Cluster, unpriced
 from harness.loop.controllers.nodeclaimdisruption import consolidatable_at
 from harness.loop.controllers.simulate import CandidateDeleting, SimResult
@@ -166,6 +167,8 @@ class Consolidation:
         self.ctl = controller
         self.method = method
         self.last_state: tuple | None = None
+        # the pass's Balanced NodePool totals (controller.go disrupt: SetNodePoolTotals before ComputeCommands)
+        self.totals: dict[str, balanced.NodePoolTotals] = {}
 
     @property
     def reason(self) -> str:
@@ -228,11 +231,6 @@ class Consolidation:
             view.unconsolidatable(c, reasonwords.when_empty_not_empty(view.s.core, c.nodepool_name), m,
                                   "consolidationPolicy: WhenEmpty")
             return False
-        if spec.consolidation_policy == BALANCED:
-            if view.s.decisions.enabled:
-                view.kept(c.claim, m, "balanced", f"{disruptionwhy.METHODS[m]}: NodePool {c.nodepool_name}'s "
-                          "consolidationPolicy Balanced is not modeled by the harness", by="policy")
-            return False                       # balanced scoring is not modeled
         if c.claim.dis.consolidatable_since is None:
             self.consolidate_after_running(view, c)
             return False
@@ -369,6 +367,61 @@ class Consolidation:
         p = Proposal(self.method, self.reason, cands, [new], res)
         self._candidate_events(view, p)
         return p
+
+    def set_totals(self, view: Cluster) -> None:
+        """SetNodePoolTotals: the Balanced NodePools' totals over every candidate of the class, before the
+        method's own filter (helpers.go GetCandidatesWithTotals)."""
+        self.totals = balanced.nodepool_totals(view, view.candidates(lambda c: True, self.disruption_class,
+                                                                     self.ctl.queue_has, self.method))
+
+    def below_threshold(self, view: Cluster, c: Candidate) -> bool:
+        """CanPassThreshold failed: not even deleting the candidate scores enough for its Balanced NodePool."""
+        if not self.totals:                  # no Balanced NodePool this pass: nothing is scored
+            return False
+        s = balanced.can_pass_threshold(c, self.totals)
+        if s is None:
+            return False
+        self._balanced_kept(view, [c], c.nodepool_name, s, "deleting it")
+        return True
+
+    def approve(self, view: Cluster, p: Proposal) -> tuple[bool, dict[str, balanced.Score]]:
+        """ApproveCommand: the move's score in each Balanced NodePool it takes from; a single candidate's
+        approval is a ConsolidationApproved event on its Node and NodeClaim."""
+        if not self.totals:
+            return True, {}
+        ok, scores = balanced.evaluate(p.candidates, p.savings(), self.totals)
+        if not ok:
+            for pool, s in scores.items():
+                if not s.approved():
+                    self._balanced_kept(view, [c for c in p.candidates if c.nodepool_name == pool], pool, s,
+                                        disruptionwhy.command_text(p))
+        elif len(p.candidates) == 1 and p.candidates[0].nodepool_name in scores:
+            c = p.candidates[0]
+            msg = scores[c.nodepool_name].text()
+            if c.sn.node is not None:
+                view.publish("Node", c.name, "ConsolidationApproved", msg, ("node", c.name))
+            view.publish("NodeClaim", c.claim.result.name, "ConsolidationApproved", msg,
+                         ("nodeclaim", c.claim.result.name))
+        return ok, scores
+
+    def approved_multi_events(self, view: Cluster, p: Proposal, scores: dict[str, balanced.Score]) -> None:
+        """EmitMultiNodeEvents for a command found: ConsolidationApproved on each Balanced NodePool it scored."""
+        for pool in dict.fromkeys(c.nodepool_name for c in p.candidates):
+            s = scores.get(pool)
+            if s is not None and s.approved():
+                view.publish("NodePool", pool, "ConsolidationApproved", s.text(), ("nodepool", pool))
+
+    def _balanced_kept(self, view: Cluster, cands: list[Candidate], pool: str, s: balanced.Score, move: str) -> None:
+        """The decision record: a Balanced NodePool's score refused the move (core says it in metrics only)."""
+        if not view.s.decisions.enabled:
+            return
+        t = self.totals.get(pool)
+        against = (f"; the NodePool costs ${t.total_cost:.4f}/h with a disruption cost of {t.total_disruption_cost:g}"
+                   if t is not None else "; the NodePool has no totals to score against")
+        for c in cands:
+            view.kept(c.claim, self.method, ("balanced", move, round(s.score(), 4)),
+                      lambda: (f"{disruptionwhy.METHODS[self.method]}: NodePool {pool} is Balanced and {move} "
+                               f"scores too little: {s.text()}{against}"), by="balanced")
 
     def _candidate_events(self, view: Cluster, p: Proposal) -> None:
         """Command.EmitCandidateEvents (ConsolidationCandidate on Node and NodeClaim)."""
@@ -548,9 +601,13 @@ class SingleNode(Consolidation):
             if self.held_by_budget(view, budgets, c):
                 constrained = True
                 continue
+            if self.below_threshold(view, c):
+                continue
             watch.spend(self.sim_seconds(view, [c]))
             p = self.compute(view, [c])
             if p is None or p.decision == "no-op":
+                continue
+            if not self.approve(view, p)[0]:
                 continue
             return [p]
         if not constrained:
@@ -585,6 +642,7 @@ def interleave(ordered: list[Candidate], rng: random.Random | None, unseen: set[
 class MultiNode(Consolidation):
     def __init__(self, controller):
         super().__init__(controller, "multi")
+        self._scores: dict[str, balanced.Score] = {}         # the saved command's (lastSavedPerPool)
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
         if self.is_consolidated():
@@ -603,6 +661,8 @@ class MultiNode(Consolidation):
             if not constrained:
                 self.mark_consolidated()
             return []
+        if self._scores:
+            self.approved_multi_events(view, p, self._scores)
         return [p]
 
     def _first_n(self, view: Cluster, cands: list[Candidate], hi: int) -> Proposal | None:
@@ -615,6 +675,7 @@ class MultiNode(Consolidation):
         if len(cands) <= hi:
             hi = len(cands) - 1
         saved = None
+        self._scores = {}
         watch = Stopwatch(MULTI_NODE_TIMEOUT)
         while lo <= hi:
             mid = (lo + hi) // 2
@@ -632,6 +693,10 @@ class MultiNode(Consolidation):
                 if r is not None and r.instance_types:
                     p.replacements[0] = r
                     valid = True
+            if valid:
+                valid, scores = self.approve(view, p)
+                if valid and scores:
+                    self._scores = scores
             if valid:
                 saved, lo = p, mid + 1
             else:

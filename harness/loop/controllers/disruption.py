@@ -148,6 +148,8 @@ class DisruptionController:
                                     m.method)
             if not cands:
                 continue
+            if m.method in ("single", "multi"):
+                m.set_totals(view)
             budgets = view.budget_mapping(m.reason)
             try:
                 proposals = [p for p in m.compute_commands(view, budgets, cands) if p.decision != "no-op"]
