@@ -43,6 +43,14 @@ class SeedError(ValueError):
         return SeedError, (self.field, self.reason)
 
 
+def refused_because(np) -> str:
+    """Why a seeded node's NodePool is not there to seed from: the API server refused it (a field the release's
+    CRD lacks, such as core v1.14.0's Balanced policy at an older release), in its words; '' otherwise."""
+    if np is None or not np.rejected:
+        return ""
+    return f": the API server refused it at {np.stage}: {np.message}"
+
+
 def template_for(nodepool: dict, instance_types: list, profile: Profile, sem: Semantics, core: CoreBehaviour,
                  daemon_pods: list[PodView]) -> Template:
     """The NodePool's NodeClaimTemplate with the DaemonSet pods that count on its nodes, judged as the

@@ -338,3 +338,13 @@ def test_a_nodeclaim_of_another_hash_version_is_restamped_unless_its_nodepool_is
         assert kept[NODEPOOL_HASH_VERSION] == "v2"
         sim.converge()
         assert [c.dis.drifted for c in sim.claims[:3]] == [None, "NodePoolDrifted", None]
+
+
+def test_a_refused_nodepool_is_named_as_the_reason_a_node_cannot_be_seeded():
+    """A NodePool the release's CRD refuses (Balanced before core v1.14.0) leaves its seeded nodes nothing to come
+    from: the error says the API server's words, on both engines (runner/engines/real/existing.py too)."""
+    from harness.loop.nodeclaimobject import refused_because
+    from harness.loop.result import NodePoolResult
+    assert refused_because(None) == "" and refused_because(NodePoolResult("default")) == ""
+    refused = NodePoolResult("default", accepted=False, stage="admission", message='Unsupported value: "Balanced"')
+    assert refused_because(refused) == ': the API server refused it at admission: Unsupported value: "Balanced"'

@@ -14,7 +14,7 @@ from harness.loop.controllers.nodepool import ready_nodepools
 from harness.loop.controllers.nodetermination import rfc3339
 from harness.loop.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,
                                  nodepool_hash, restamps)
-from harness.loop.nodeclaimobject import SeedError, seeded_nodeclaim, template_for
+from harness.loop.nodeclaimobject import SeedError, refused_because, seeded_nodeclaim, template_for
 from harness.loop.result import NodeResult
 from harness.model.params import NodeClassParams
 from harness.loop.topology import selector_matches
@@ -127,7 +127,8 @@ def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
     template = templates.get(np_name, daemons=not entry.get("requests"))
     if template is None:
         ready = [np["metadata"]["name"] for np in ready_nodepools(s)]
-        raise SeedError(f"{where}.nodePool", f"no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})")
+        raise SeedError(f"{where}.nodePool", f"no Ready NodePool {np_name!r} (Ready: {', '.join(ready) or 'none'})"
+                        + refused_because(s.result.nodepools.get(np_name)))
     # the NodeClaim Karpenter made for the pods that run there, built as the real engine's seeding builds it
     # (nodeclaimobject.seeded_nodeclaim); named as the dump named it, so its Node (aks-<name>) is the one the
     # customer's objects name, else generated (the real engine names it <nodePool>-existing-<i> instead:

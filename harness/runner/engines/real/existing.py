@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, APIRejected, retry_on_conflict
 from harness.loop.clock import start_of
-from harness.loop.nodeclaimobject import seeded_nodeclaim, template_for
+from harness.loop.nodeclaimobject import SeedError, refused_because, seeded_nodeclaim, template_for
 from harness.loop.pods import daemonset_pod_view
 from harness.loop.topology import selector_matches
 from harness.model import podtermination
@@ -821,7 +821,8 @@ def _hashed_nodepool(run, entry: dict, index: int) -> dict | None:
     readiness is decided (observe.nodepool_decided); None when the controller exited at its start."""
     cluster = run.cluster
     if cluster.get("NodePool", entry["nodePool"]) is None:
-        raise RuntimeError(f"given.existingNodes[{index}].nodePool: no NodePool {entry['nodePool']!r}")
+        raise SeedError(f"given.existingNodes[{index}].nodePool", f"no NodePool {entry['nodePool']!r}"
+                        + refused_because(run.observer.nodepools.get(entry["nodePool"])))
 
     def hashed() -> dict | bool | None:
         if run.controller_exited():
