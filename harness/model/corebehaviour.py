@@ -41,6 +41,7 @@ SCOPES = {
     "volumeTopology": "a pod's volumes gave Karpenter topology requirements (node affinity, allowedTopologies)",
     "startupTaints": "a NodePool had taints or startupTaints",
     "podLevelResources": "a pod had pod-level resources",
+    "staticCapacity": "a NodePool set spec.replicas",
     # touched by the loop where the situation arises (LoopState.touch_scope), not read from the objects
     "instanceTerminatingBudget": "a disruption budget was computed while a node of its NodePool had its instance "
                                  "being deleted",
@@ -213,6 +214,11 @@ class CoreBehaviour:
     @property
     def pod_level_resources(self) -> bool:
         return bool(self.values["podLevelResources"])
+
+    @property
+    def static_capacity(self) -> bool:
+        """core-behaviour.yaml staticCapacity: core has the static provisioning and deprovisioning controllers."""
+        return bool(self.values["staticCapacity"])
 
     @property
     def unmanaged_node_blocked_event(self) -> bool:
