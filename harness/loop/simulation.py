@@ -52,7 +52,7 @@ from harness.loop.controllers.simulate import deleting_pods
 from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState, SeededStream
 from harness.loop.controllers.statefulsets import StatefulSets
-from harness.loop.controllers.staticcapacity import StaticCapacity
+from harness.loop.controllers.staticcapacity import StaticCapacity, static_drift_notice
 from harness.loop.controllers.termination import Termination
 from harness.loop.controllers.workloads import Workloads
 from harness.loop.disruptionstate import Command
@@ -859,7 +859,7 @@ class Simulation:
                     pr.reason = pr.scheduler_error
         self.templates()
         result.unavailable_offerings = self.unavailable.snapshot()
-        result.core_notices = self.state.core.notices(touched_scopes(self.state))
+        result.core_notices = self.state.core.notices(touched_scopes(self.state)) + static_drift_notice(self.state)
         said = notice(result, self.cfg.timings_given, self._boot_overlapped)
         result.assumed = [said] if said else []
         result.core_consulted = list(self.state.core.consulted())

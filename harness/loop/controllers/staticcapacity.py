@@ -1,7 +1,7 @@
 """Core's static capacity controllers: a NodePool with spec.replicas keeps that many nodes, pods or not.
 
-They run with the StaticCapacity feature gate on (given.featureGates) at a core that has them
-(core-behaviour.yaml staticCapacity, core v1.8.0 on; sigs.k8s.io/karpenter v1.14.0 pkg/controllers/controllers.go).
+They run with the StaticCapacity feature gate on (given.featureGates) at a core that registers them
+(core-behaviour.yaml staticCapacity: core v1.8.0 on).
 - provisioning (pkg/controllers/static/provisioning/controller.go Reconcile): a managed, Ready NodePool not being
   deleted gets NodeClaims until its active ones plus those pending disruption reach replicas, no more than
   limits.nodes leaves over every NodeClaim of the pool (pkg/controllers/state/statenodepool.go ReserveNodeCount).
@@ -10,7 +10,9 @@ They run with the StaticCapacity feature gate on (given.featureGates) at a core 
 - deprovisioning (pkg/controllers/static/deprovisioning/controller.go Reconcile, getDeprovisioningCandidates):
   active NodeClaims above replicas are deleted: unlaunched ones first, then empty nodes, then the lowest
   rescheduling cost times lifetime remaining, nodes with an active do-not-disrupt pod last.
-Their nodes are never Consolidatable (nodeclaim/disruption/controller.go runReconcilers: nodeclaimdisruption.py).
+Their nodes are never Consolidatable (nodeclaim/disruption/controller.go runReconcilers: nodeclaimdisruption.py),
+and Drift leaves them out (disruption/drift.go ShouldDisrupt); core replaces a drifted one by its StaticDrift method
+(disruption/staticdrift.go), which the loop does not simulate: a run where one drifted says so (static_drift_notice).
 """
 from __future__ import annotations
 
@@ -159,3 +161,14 @@ class StaticCapacity:
         rest = sorted((c for c in nodes if c not in empty), key=cost)
         return (unresolved + empty + rest)[:count]
 
+
+def static_drift_notice(s: LoopState) -> list[str]:
+    """The run's notice when a node of a static NodePool drifted: core's StaticDrift is not simulated."""
+    drifted = sorted(c.result.name for c in s.claims
+                     if not c.done and c.dis.drifted is not None and is_static(c.template.nodepool))
+    if not drifted:
+        return []
+    return [f"static drift is not simulated: {', '.join(drifted)} of a static NodePool drifted and is kept; core "
+            "replaces each with a NodeClaim of its NodePool's template within the Drifted budget, once the NodePool "
+            "has no more nodes than replicas (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/staticdrift.go "
+            "StaticDrift.ComputeCommands)"]
