@@ -155,8 +155,9 @@ class EmbeddedCluster:
                                             old)
             if rejection is not None:
                 raise rejection
-            schema = apiversions.admission_profile(obj, self.profile).crd_spec_schema(kind)
-            if kind == "NodePool" and schema is not None and isinstance(obj.get("spec"), dict):
+            schema = apiversions.admission_profile(obj, self.profile).crd_spec_schema(kind) \
+                if kind == "NodePool" and isinstance(obj.get("spec"), dict) else None
+            if schema is not None:
                 # a field the release's CRD lacks is pruned as the API server stores it (kubectl warns: the
                 # envelope's notice), e.g. spec.replicas before core v1.8.0
                 spec = copy.deepcopy(obj["spec"])

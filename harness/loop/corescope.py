@@ -48,7 +48,7 @@ def touched_scopes(s: "LoopState") -> set[str]:
         out.add("launchFailure")
     if any("nodes" in ((np.get("spec") or {}).get("limits") or {}) for np in nodepools):
         out.add("nodeLimits")
-    if any("replicas" in ((np.get("spec") or {})) for np in nodepools):
+    if any((np.get("spec") or {}).get("replicas") is not None for np in nodepools):
         out.add("staticCapacity")
     if s.many_instance_types:
         out.add("manyInstanceTypes")

@@ -85,3 +85,17 @@ def test_a_drifted_static_node_is_said_not_simulated(embedded):
 def test_the_controller_is_one_per_simulation(embedded):
     with simulation(embedded, [nodeclass()]) as sim:
         assert isinstance(sim.static, StaticCapacity) and not sim.static.enabled()
+
+
+def test_the_record_says_why_each_static_nodeclaim_came_and_went(embedded):
+    with simulation(embedded) as sim:
+        _gate(sim)
+        result = sim.run([nodeclass(), _static(2)])
+        made = [d for d in result.decisions if d.action == "static-nodeclaim-created"]
+        assert len(made) == 2 and all(d.controller == "provisioner" for d in made)
+        assert made[0].reason.startswith("static NodePool static: 0 of 2 replicas (\"provisioning nodeclaims to "
+                                         "satisfy replica count\")")
+        sim.apply([_static(1)])
+        result = sim.converge()
+        (gone,) = [d for d in result.decisions if d.action == "nodeclaim-deleting"]
+        assert "static NodePool static has 2 NodeClaims for 1 replicas" in gone.reason

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 from harness.loop import podutil
+from harness.loop import provisioningreasons as reasons
 from harness.loop.budgets import expire_after
 from harness.loop.controllers.nodepool import is_static, nodeclass_params
 from harness.loop.controllers.state import Claim, LoopState
@@ -90,8 +91,7 @@ class StaticCapacity:
             s.trace(f"NodePool {name}: static, {len(active)} of {replicas} replicas: nodepool node limit reached")
             if s.decisions.enabled:
                 s.decide("provisioner", "static-limit-reached", f"NodePool/{name}",
-                         f"static NodePool with {len(active)} of {replicas} replicas: limits.nodes "
-                         f"{np['spec']['limits']['nodes']} leaves no room (\"nodepool node limit reached\")")
+                         reasons.static_limited(len(active), replicas, np["spec"]["limits"]["nodes"]))
             return False
         ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
         params = nodeclass_params(s, ref.get("name", ""))
@@ -107,9 +107,7 @@ class StaticCapacity:
                 made = True
                 if s.decisions.enabled:
                     s.decide("provisioner", "static-nodeclaim-created", f"NodeClaim/{obj['metadata']['name']}",
-                             f"static NodePool {name}: {len(active)} of {replicas} replicas "
-                             "(\"provisioning nodeclaims to satisfy replica count\"): a NodeClaim of its template, "
-                             "for no pod; the provider picks its instance type", (f"NodePool/{name}",))
+                             reasons.static_created(name, len(active), replicas), (f"NodePool/{name}",))
         return made
 
     def _deprovision(self, np: dict) -> bool:
@@ -124,8 +122,7 @@ class StaticCapacity:
         s.trace(f"NodePool {name}: static, {len(active)} active for {replicas} replicas: deleting "
                 f"{', '.join(c.result.name for c in chosen)}")
         for c in chosen:
-            why = (f"static NodePool {name} has {len(active)} NodeClaims for {replicas} replicas "
-                   "(\"deprovisioning nodeclaims to satisfy replica count\")")
+            why = reasons.static_surplus(name, len(active), replicas)
             if c.launched is None:
                 self.termination.delete_claim(c, why)
             else:
