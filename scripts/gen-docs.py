@@ -348,6 +348,7 @@ manifests:
         spec:
           schedulerName: default-scheduler
           hostUsers: false
+          resourceClaims: [{name: gpu, resourceClaimName: gpu}]
           containers: [{name: c, image: i}]
   - apiVersion: v1
     kind: LimitRange
@@ -366,7 +367,8 @@ def _envelope_example() -> list[str]:
     lines = [dataclasses.replace(n, file="example.scenario.yaml").render()
              for n in sorted(sc.warnings, key=lambda n: n.line)]
     # the page's words about the example hold only while it shows one of each (and a default unwarned)
-    shows = ["spec.replicas is not modeled", ": PersistentVolumeClaim is not modeled", "is dropped by the API server",
+    shows = ["resourceClaims is not modeled", "needs core's StaticCapacity feature gate",
+             ": PersistentVolumeClaim is not modeled", "is dropped by the API server",
              "hostUsers is not modeled: the harness does not know this field", "accepted, not applied"]
     if [s for s in shows if not any(s in line for line in lines)] or any("schedulerName" in line for line in lines):
         raise SystemExit("scripts/gen-docs.py: ENVELOPE_EXAMPLE no longer shows one warning of each kind; "
@@ -442,7 +444,8 @@ def envelope() -> str:
         f"in the words \"{advice['unlisted']}\". What the simulation does model, and the limits that are no "
         "manifest field, are in [What is not modeled](../limits.md).")
     example_note = (
-        "The StatefulSet's `hostUsers` is a Pod field no rule of the envelope names; its `schedulerName` holds the "
+        "The NodePool's `replicas` is modeled, and read by core only with a feature gate the scenario leaves off "
+        "(envelope.yaml `gates`). The StatefulSet's `hostUsers` is a Pod field no rule of the envelope names; its `schedulerName` holds the "
         "value the API server defaults it to, which asks for nothing the simulation lacks, so it is not warned.")
     templates = ", ".join(f"{kind} `{'.'.join(path)}`" for kind, path in POD_TEMPLATE_PATHS.items())
     template_note = (
@@ -478,6 +481,15 @@ def envelope() -> str:
         "not applied: ...`). A kind neither here nor above is refused (`unsupported kind`).")
     lines += ["## Inert kinds", "", inert_note, "", "| kind | the harness prints |", "|---|---|"]
     lines += [f"| {', '.join(ks)} | {_cell(reason)} |" for reason, ks in reasons.items()]
+    gates = data.get("gates") or {}
+    if gates:
+        lines += ["", "## Feature gates", "",
+                  "Fields core reads only with one of its feature gates on (`given.featureGates`, each off by default "
+                  "as every release's chart has it). With the gate off, a warning at the field's line says so, in "
+                  "these words (`NodePool default: spec.replicas needs core's StaticCapacity feature gate, off here "
+                  "(given.featureGates): ...`).", "", "| gate | fields | the harness prints |", "|---|---|---|"]
+        lines += [f"| {gate} | {', '.join(f'{kind} `{f}`' for kind, fs in rule.items() if kind != 'words' for f in fs)}"
+                  f" | {_cell(rule['words'])} |" for gate, rule in gates.items()]
     unnamed = [key for key in advice if key not in named and key != "unlisted"]
     if unnamed:
         lines += ["", "## Advice no field names", "",

@@ -65,13 +65,13 @@ def test_the_envelope_page_goes_stale_when_envelope_yaml_changes(tmp_path, monke
     until it is regenerated."""
     gen = _gen_docs()
     data = yaml.safe_load(gen.ENVELOPE.read_text())
-    data["advice"]["static"] = "static NodePools are a new limit"
+    data["advice"]["nodepoolkubelet"] = "v1beta1 kubelet settings are a new limit"
     data["inertKinds"]["PodTemplate"] = "no scheduling decision reads them"
     monkeypatch.setattr(gen, "ENVELOPE", tmp_path / "envelope.yaml")
     gen.ENVELOPE.write_text(yaml.safe_dump(data, sort_keys=False))
     page = gen.render()[gen.OUT / "envelope.md"]
     assert page != (ROOT / "docs" / "reference" / "envelope.md").read_text()
-    assert "| `spec.replicas` | not modeled | static NodePools are a new limit |" in page
+    assert "| `spec.template.spec.kubelet` | not modeled | v1beta1 kubelet settings are a new limit |" in page
     assert ", PodTemplate | no scheduling decision reads them |" in page
 
 

@@ -12,11 +12,13 @@ judgements with the real API server's; the conformance run compares the two.
 """
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 
 from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
+from harness.model.crdschema import prune
 from harness.model.labels import kubelet_flag_error, node_restriction_forbids
 from harness.model.profile import DEFAULT_PROFILE, load_profile
 from harness.model import (aksnodeclass, apiversions, limitranger, poddefaults, podvalidation, priorityclass, quota,
@@ -153,6 +155,14 @@ class EmbeddedCluster:
                                             old)
             if rejection is not None:
                 raise rejection
+            schema = apiversions.admission_profile(obj, self.profile).crd_spec_schema(kind) \
+                if kind == "NodePool" and isinstance(obj.get("spec"), dict) else None
+            if schema is not None:
+                # a field the release's CRD lacks is pruned as the API server stores it (kubectl warns: the
+                # envelope's notice), e.g. spec.replicas before core v1.8.0
+                spec = copy.deepcopy(obj["spec"])
+                if prune(spec, schema, "spec"):
+                    obj = {**obj, "spec": spec}
             obj = apiversions.to_model_version(obj)
         elif kind == "AKSNodeClass" and (schema := apiversions.nodeclass_schema(obj, self.profile)) is not None:
             admitted = aksnodeclass.admit(obj, schema, parse_version(self.server_version), old)

@@ -48,6 +48,8 @@ def touched_scopes(s: "LoopState") -> set[str]:
         out.add("launchFailure")
     if any("nodes" in ((np.get("spec") or {}).get("limits") or {}) for np in nodepools):
         out.add("nodeLimits")
+    if any((np.get("spec") or {}).get("replicas") is not None for np in nodepools):
+        out.add("staticCapacity")
     if s.many_instance_types:
         out.add("manyInstanceTypes")
     if s.cfg.min_values_policy == "BestEffort":

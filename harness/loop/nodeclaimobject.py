@@ -64,28 +64,31 @@ def template_for(nodepool: dict, instance_types: list, profile: Profile, sem: Se
 
 def to_nodeclaim(template: Template, requirements: Requirements, instance_types: list, requests: dict[str, int],
                  profile: Profile, sem: Semantics, core: CoreBehaviour, rng: random.Random,
-                 name: str | Callable[[], str]) -> tuple[dict, Requirements]:
+                 name: str | Callable[[], str], static: bool = False) -> tuple[dict, Requirements]:
     """ToNodeClaim: the object and its requirements (without hostname and the scheduling simulation keys),
     the instance types' names as a requirement, and, from core v1.9.0, the capacity types their
     compatible offerings have. `name`: the NodeClaim's, or what generates one (drawn after the labels, as
-    the run's random stream always had it)."""
+    the run's random stream always had it). `static`: a static NodePool's NodeClaim (IsStaticNodeClaim),
+    which gets neither: the provider's Create chooses among every type the template allows."""
     nodepool = template.nodepool
     reqs = requirements.without(HOSTNAME, *profile.scheduling_simulation_keys)
     wk = profile.well_known_labels
-    # Scheduler._truncate already kept the 600 cheapest, 60 before core v1.7.0 (sigs.k8s.io/karpenter v1.14.0
-    # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go MaxInstanceTypes; nodeclaim.go CanAdd)
-    reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in instance_types),
-                         min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
-    cts = sorted({o.capacity_type for it in instance_types for o in it.offerings if offering_compatible(o, reqs, wk)})
-    if cts and core["capacityTypeFromOfferings"]:       # core v1.9.0 (#2642); before, the template's
-        reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, sem))
+    if not static:
+        # Scheduler._truncate already kept the 600 cheapest, 60 before core v1.7.0 (sigs.k8s.io/karpenter v1.14.0
+        # pkg/controllers/provisioning/scheduling/nodeclaimtemplate.go MaxInstanceTypes; nodeclaim.go CanAdd)
+        reqs.add(Requirement(INSTANCE_TYPE, False, frozenset(it.name for it in instance_types),
+                             min_values=reqs.get(INSTANCE_TYPE).min_values if INSTANCE_TYPE in reqs else None))
+        cts = sorted({o.capacity_type for it in instance_types for o in it.offerings
+                      if offering_compatible(o, reqs, wk)})
+        if cts and core["capacityTypeFromOfferings"]:       # core v1.9.0 (#2642); before, the template's
+            reqs.add(Requirement.new(CAPACITY_TYPE, IN, cts, sem))
     labels = dict(template.labels)
     if profile.label_resolution == "toNodeClaim":
         labels.update(resolved_requirement_labels(profile, reqs, rng))
     name = name if isinstance(name, str) else name()
     spec_t = nodepool["spec"]["template"]["spec"]
     annotations = nodepool_hash_annotations(nodepool, profile)
-    if profile.min_values_policy:
+    if profile.min_values_policy and not static:
         # every new NodeClaim says whether BestEffort lowered a minValues of its template (core v1.6.0+,
         # sigs.k8s.io/karpenter v1.14.0 scheduling/scheduler.go addToNewNodeClaim; harness assumption:
         # judged on the claim's final requirements, core on its first pod's)

@@ -188,3 +188,23 @@ def create_refused(nodepool: str, pods: list[str], err: str, scheduler_counts_no
         text += ("; this core's scheduler plans while no `nodes` remain (it counts only initialized nodes, and none "
                  "before core v1.4.0; from core v1.11.0 it counts every node and refuses first)")
     return text
+
+
+# -- static NodePools (controllers/staticcapacity.py) ------------------------------------------------------
+def static_created(nodepool: str, active: int, replicas: int) -> str:
+    """A NodeClaim static provisioning made (core's log: "provisioning nodeclaims to satisfy replica count")."""
+    return (f"static NodePool {nodepool}: {active} of {replicas} replicas (\"provisioning nodeclaims to satisfy "
+            "replica count\"): a NodeClaim of its template, for no pod; the provider picks its instance type")
+
+
+def static_limited(active: int, replicas: int, limit) -> str:
+    """Static provisioning held by limits.nodes (core's log: "nodepool node limit reached")."""
+    return (f"static NodePool with {active} of {replicas} replicas: limits.nodes {limit} leaves no room "
+            "(\"nodepool node limit reached\")")
+
+
+def static_surplus(nodepool: str, active: int, replicas: int) -> str:
+    """Why static deprovisioning deletes a NodeClaim (core's log: "deprovisioning nodeclaims to satisfy replica
+    count")."""
+    return (f"static NodePool {nodepool} has {active} NodeClaims for {replicas} replicas (\"deprovisioning "
+            "nodeclaims to satisfy replica count\")")

@@ -52,6 +52,7 @@ from harness.loop.controllers.simulate import deleting_pods
 from harness.loop.controllers.registration import Registration
 from harness.loop.controllers.state import Claim, LoopState, SeededStream
 from harness.loop.controllers.statefulsets import StatefulSets
+from harness.loop.controllers.staticcapacity import StaticCapacity, static_drift_notice
 from harness.loop.controllers.termination import Termination
 from harness.loop.controllers.workloads import Workloads
 from harness.loop.disruptionstate import Command
@@ -186,6 +187,8 @@ class Simulation:
         self.node_termination = NodeTermination(self.state, self.termination)
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
+        # static NodePools (spec.replicas, the StaticCapacity gate): controllers/staticcapacity.py
+        self.static = StaticCapacity(self.state, self.provisioner, self.node_termination, self.termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
         # a step's kubectl verbs, and a drain's retried evictions (controllers/kubectl.py)
         self.kubectl = Kubectl(self.state, self.node_termination, self.workloads, self.pdbs.reconcile)
@@ -446,6 +449,7 @@ class Simulation:
             progress |= self.statefulsets.reconcile()
             progress |= self.kube_scheduler.reconcile()
             progress |= self.provisioner.reconcile()
+            progress |= self.static.reconcile()
             progress |= self.launch.reconcile()
             progress |= self._arrive_late()
             if until == "launch" and self._in_flight():
@@ -855,7 +859,7 @@ class Simulation:
                     pr.reason = pr.scheduler_error
         self.templates()
         result.unavailable_offerings = self.unavailable.snapshot()
-        result.core_notices = self.state.core.notices(touched_scopes(self.state))
+        result.core_notices = self.state.core.notices(touched_scopes(self.state)) + static_drift_notice(self.state)
         said = notice(result, self.cfg.timings_given, self._boot_overlapped)
         result.assumed = [said] if said else []
         result.core_consulted = list(self.state.core.consulted())

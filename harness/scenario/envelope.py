@@ -233,7 +233,8 @@ def manifest_notices(sc) -> list[Notice]:
             findings = [f for f in findings if not any(_named(f.path)[:len(p)] == p for p in everywhere)]
         untimed = _untimed_job(m.obj)
         foreign = foreign_nodeclass(m.obj) if m.obj.get("kind") == "NodePool" else None
-        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed and not unknown and not foreign:
+        if not findings and not pruned and not unmodeled_values(m.obj) and not untimed and not unknown and not foreign \
+                and not _gated(m.obj, sc.given.get("featureGates") or {}):
             continue
         loc = _locate(sc, m)
         name = (m.obj.get("metadata") or {}).get("name")
@@ -262,11 +263,37 @@ def manifest_notices(sc) -> list[Notice]:
             out.append(Notice(*at(("spec", "template", "spec", "nodeClassRef")),
                               f"NodePool {name}: its nodeClassRef names {foreign}, not karpenter.azure.com/AKSNodeClass: "
                               f"{FOREIGN_NODECLASS}"))
+        for path, gate in _gated(m.obj, sc.given.get("featureGates") or {}):
+            if path in everywhere:
+                continue            # pruned at every profile: the release has no such field to gate
+            out.append(Notice(*at(path), f"{m.obj.get('kind')} {name}: {_join(path)} needs core's {gate} feature "
+                                         f"gate, off here (given.featureGates): {gate_words(gate)}"))
         for field, profiles in pruned.items():
             whose = "the provider's AKSNodeClass" if m.obj.get("kind") == "AKSNodeClass" else f"core's {m.obj.get('kind')}"
             out.append(Notice(*at(_split(field)), f"{m.obj.get('kind')} {name}: {field} is not in {whose} schema "
                                                  f"(profile {', '.join(profiles)}): the API server prunes it, so "
                                                  f'Karpenter never sees it (kubectl prints: Warning: unknown field "{field}")'))
+    return out
+
+
+def gate_words(gate: str) -> str:
+    """What core does with a gated field while its gate is off (envelope.yaml `gates`)."""
+    return " ".join(str((_data().get("gates") or {})[gate]["words"]).split())
+
+
+def _gated(obj: dict, gates: dict) -> list[tuple[tuple, str]]:
+    """(path, gate) for each field of `obj` that core reads only with a feature gate that `gates`
+    (given.featureGates) leaves off (envelope.yaml `gates`)."""
+    out = []
+    for gate, rule in (_data().get("gates") or {}).items():
+        if gates.get(gate):
+            continue
+        for field in rule.get(str(obj.get("kind"))) or ():
+            node = obj
+            for part in _split(field):
+                node = node.get(part) if isinstance(node, dict) else None
+            if node is not None:
+                out.append((_split(field), gate))
     return out
 
 

@@ -70,8 +70,8 @@ LIMITS = [
           "docs/limits.md", "A field the API server itself drops is said in its words instead"),
     Limit(r"^\w+ [a-z0-9.-]+: \S+ is not in (core's \w+|the provider's AKSNodeClass) schema \(profile .*\): "
           r"the API server prunes it", "docs/limits.md", "a release's NodePool, NodeClaim or AKSNodeClass schema prunes"),
-    Limit(r"^NodePool [a-z0-9.-]+: spec\.replicas is not modeled: static NodePools", "docs/reference/envelope.md",
-          "static NodePools (spec.replicas) are not simulated"),
+    Limit(r"^NodePool [a-z0-9.-]+: spec\.replicas needs core's StaticCapacity feature gate, off here ",
+          "docs/reference/envelope.md", "Fields core reads only with one of its feature gates on"),
     Limit(r"^(Job|CronJob) [a-z0-9.-]+: how long its pods run is in no API object", "docs/limits.md",
           "How long a Job's pods run is in no API object"),
     Limit(r"^NodePool [a-z0-9.-]+: its nodeClassRef names \S+, not karpenter\.azure\.com/AKSNodeClass: ",

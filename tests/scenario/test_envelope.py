@@ -18,7 +18,7 @@ def fields(obj):
     return {f.field: f.advice for f in unmodeled_fields(obj)}
 
 
-def test_nodepool_disruption_and_expiry_are_modeled_static_nodepools_are_not():
+def test_nodepool_disruption_expiry_and_replicas_are_modeled():
     np = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "d"},
           "spec": {"disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1m",
                                   "budgets": [{"nodes": "1", "reasons": ["Empty"]}]},
@@ -26,7 +26,44 @@ def test_nodepool_disruption_and_expiry_are_modeled_static_nodepools_are_not():
                    "template": {"metadata": {"annotations": {"karpenter.sh/do-not-disrupt": "true"}},
                                 "spec": {"expireAfter": "720h", "terminationGracePeriod": "1h",
                                          "nodeClassRef": {"name": "x"}, "requirements": []}}}}
-    assert fields(np) == {"spec.replicas": "static"}
+    assert fields(np) == {}
+
+
+@pytest.mark.parametrize("gates, profiles, said", [
+    ("{}", "[v1.14.2]", "gate"),
+    ("{StaticCapacity: true}", "[v1.14.2]", None),
+    ("{}", "[v1.7.2]", "pruned"),              # core v1.7.1 has no such field to gate
+])
+def test_replicas_with_the_static_capacity_gate_off_are_said_at_their_line(tmp_path, gates, profiles, said):
+    text = f"""\
+apiVersion: harness.karpenter.azure.com/v1alpha1
+kind: Scenario
+metadata: {{name: s}}
+given:
+  profiles: {profiles}
+  featureGates: {gates}
+manifests:
+  - apiVersion: karpenter.sh/v1
+    kind: NodePool
+    metadata: {{name: d}}
+    spec:
+      replicas: 2
+      template:
+        spec:
+          nodeClassRef: {{group: karpenter.azure.com, kind: AKSNodeClass, name: default}}
+"""
+    (sc,) = load_scenarios_text(text, "x.scenario.yaml", tmp_path)
+    texts = [(n.line, n.message) for n in sc.warnings]
+    if said is None:
+        assert texts == []
+    elif said == "gate":
+        assert texts == [(12, "NodePool d: spec.replicas needs core's StaticCapacity feature gate, off here "
+                              "(given.featureGates): core starts no static capacity controller, and its provisioner "
+                              "still leaves a static NodePool out, so no node is made for it (sigs.k8s.io/karpenter "
+                              "v1.14.0 pkg/controllers/controllers.go NewControllers, "
+                              "pkg/controllers/provisioning/provisioner.go NewScheduler)")]
+    else:
+        assert [line for line, _ in texts] == [12] and "is not in core's NodePool schema (profile v1.7.2)" in texts[0][1]
 
 
 def test_a_limitrange_claim_item_is_reported_by_value():

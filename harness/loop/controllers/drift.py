@@ -4,13 +4,15 @@ ones before the rest; within the Drifted budgets, the first whose pods all fit e
 number of new NodeClaims) becomes a command (no validation delay). A candidate whose pods would not
 fit gets DisruptionBlocked with the scheduling errors. Drift is an eventual disruption: with a
 terminationGracePeriod, blocking pods (do-not-disrupt, PDBs) do not keep a node from being a candidate.
-Static NodePools (staticdrift.go) are not simulated.
+A static NodePool's candidates are left out (ShouldDisrupt: !OwnedByStaticNodePool); its StaticDrift
+(staticdrift.go) is not simulated, and a run where one drifted says so (staticcapacity.py static_drift_notice).
 """
 from __future__ import annotations
 
 from harness.loop.budgets import disruption_spec
 from harness.loop.controllers.candidates import EVENTUAL, Candidate, Cluster
 from harness.loop.controllers.consolidation import Proposal, held_by_budget_record
+from harness.loop.controllers.nodepool import is_static
 from harness.loop.controllers.simulate import CandidateDeleting
 
 
@@ -23,7 +25,7 @@ class Drift:
         self.ctl = controller
 
     def should_disrupt(self, view: Cluster, c: Candidate) -> bool:
-        return c.claim.dis.drifted is not None
+        return c.claim.dis.drifted is not None and not is_static(c.nodepool)
 
     def compute_commands(self, view: Cluster, budgets: dict[str, int], cands: list[Candidate]) -> list[Proposal]:
         # oldest Drifted condition first (drift.go ComputeCommands, sort.Slice over lastTransitionTime, which the

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from harness.loop import azuredrift
 from harness.loop.budgets import disruption_spec
-from harness.loop.controllers.nodepool import nodeclass_params
+from harness.loop.controllers.nodepool import is_static, nodeclass_params
 from harness.loop.controllers.state import Claim, LoopState
 from harness.loop.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
 from harness.model.requirements import Requirements
@@ -251,7 +251,9 @@ class NodeClaimDisruption:
     # -- consolidatable ------------------------------------------------------------------------------
     def _consolidatable(self, c: Claim, np: dict, now: float) -> None:
         after = disruption_spec(np).consolidate_after
-        if after is None or c.dis.initialized_at is None:
+        # a static NodePool's NodeClaims are never Consolidatable (sigs.k8s.io/karpenter v1.14.0
+        # pkg/controllers/nodeclaim/disruption/controller.go runReconcilers; core-behaviour.yaml staticCapacity)
+        if after is None or c.dis.initialized_at is None or is_static(np):
             c.dis.consolidatable_since = None
             return
         since = c.dis.last_pod_event if c.dis.last_pod_event is not None else c.dis.initialized_at
@@ -280,7 +282,7 @@ def next_consolidatable(s: LoopState, nodepool_list: list[dict]) -> float | None
 def consolidatable_at(c: Claim, np: dict) -> float | None:
     """When the NodeClaim becomes consolidatable if nothing changes (None: never / unknown)."""
     after = disruption_spec(np).consolidate_after
-    if after is None or c.dis.initialized_at is None:
+    if after is None or c.dis.initialized_at is None or is_static(np):
         return None
     since = c.dis.last_pod_event if c.dis.last_pod_event is not None else c.dis.initialized_at
     return since + after

@@ -106,6 +106,12 @@ def why_facts(s: LoopState, np: dict, ref: str, nodeclass: dict | None, held) ->
         entry["hashes"].append([s.clock.now(), launch_facts(nodeclass, s.cfg.cluster, s.profile)["annotations"]])
 
 
+def is_static(np: dict) -> bool:
+    """nodepoolutils.IsStatic (sigs.k8s.io/karpenter v1.14.0 pkg/utils/nodepool/nodepool.go): spec.replicas is
+    set, 0 too (the provisioner leaves such a NodePool out whether or not the StaticCapacity gate is on)."""
+    return (np.get("spec") or {}).get("replicas") is not None
+
+
 def ready_nodepools(state: LoopState, shared: bool = False) -> list[dict]:
     """The NodePools a provisioning pass uses: Ready ones; static ones (spec.replicas) are skipped.
     `shared`: the stored objects themselves, for a caller that only reads them (EmbeddedCluster.list)."""
@@ -113,7 +119,7 @@ def ready_nodepools(state: LoopState, shared: bool = False) -> list[dict]:
     for np in state.cluster.list("NodePool", shared=shared):
         res = state.result.nodepools.get(np["metadata"]["name"])
         # a NodePool being deleted is ignored (core v1.14.0 provisioner.go NewScheduler)
-        if (res and res.ready and not (np.get("spec") or {}).get("replicas")
+        if (res and res.ready and not is_static(np)
                 and not np["metadata"].get("deletionTimestamp")):
             out.append(np)
     return out

@@ -19,9 +19,10 @@ from typing import Any, Callable
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop import provisioningreasons as reasons
 from harness.loop.controllers.binding import writes_nominated_node
-from harness.loop.controllers.nodepool import nodeclass_params, ready_nodepools
+from harness.loop.controllers.nodepool import is_static, nodeclass_params, ready_nodepools
 from harness.loop.controllers.simulate import synced
 from harness.loop.controllers.state import Claim, LoopState
+from harness.loop.controllers.staticcapacity import GATE as STATIC_GATE
 from harness.loop.limits import (NODES, RemainingResources, create_refused_message, exceeded_by,
                                  nodepool_limits, usage_exceeds_message)
 from harness.loop.nodeclaimobject import template_for, to_nodeclaim
@@ -605,8 +606,10 @@ class Provisioner:
             if name in ready:
                 continue
             res = s.result.nodepools.get(name)
-            if (np.get("spec") or {}).get("replicas"):
-                reason = "static NodePool (spec.replicas is set): the provisioner makes no NodeClaims for it"
+            if is_static(np):
+                reason = "static NodePool (spec.replicas is set): the provisioner makes no NodeClaims for it" + (
+                    "" if s.cfg.feature_gates.get(STATIC_GATE) else
+                    ", and with the StaticCapacity feature gate off no static controller does")
             elif np["metadata"].get("deletionTimestamp"):
                 reason = "being deleted: the provisioner leaves it out"
             elif res is not None and res.stage == "runtime":
