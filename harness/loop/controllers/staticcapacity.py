@@ -140,7 +140,7 @@ class StaticCapacity:
 
         def dnd(key: str) -> bool:
             pv = s.pod_views[key]
-            return podutil.do_not_disrupt(pv, started.get(key), now, None, s.core.do_not_disrupt_durations)
+            return podutil.do_not_disrupt(pv, started.get(key), now, None, s.core["doNotDisruptDurations"])
 
         def pods(c: Claim) -> list[str]:
             return [k for k in s.pods_on(c.node_name) if k in s.pod_views]
