@@ -736,7 +736,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     from harness.scenario.envelope import inert_notices, scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
     sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data)
-                   + drift_release_notices(doc, doc.data) + provision_mode_notices(doc, doc.data) + knob_notices(doc, doc.data, sc.api_versions)
+                   + drift_release_notices(doc, doc.data) + provision_mode_notices(doc, doc.data)
+                   + knob_notices(doc, doc.data, sc.api_versions)
                    + inert_notices(inert) + sc.warnings)
     if problems:
         raise problems[0]

@@ -1,7 +1,8 @@
 """`harness run --why NAME` for any object of a run: a pod (pending or placed), a NodeClaim or its Node, a
-NodePool, an AKSNodeClass, a workload whose pods the API server refused (FailedCreate), a Node label (its writers). The view is read from the
-finished run: the object's state, then every decision the loop took about it, in order, with its reason
-(RunResult.decisions, harness/loop/decisions.py), then what the disruption controllers left it for
+NodePool, an AKSNodeClass, a workload whose pods the API server refused (FailedCreate), a Node label (its
+writers). The view is read from the finished run: the object's state, then every decision the loop took about
+it, in order, with its reason (RunResult.decisions, harness/loop/decisions.py), then what the disruption
+controllers left it for
 (RunResult.protected) and the events on it; what the record does not hold (host ports, budgets and their windows,
 an AKSNodeClass's readiness and hash) from RunResult.why_facts, and a seeded node's drift from the scenario's
 given.existingNodes. A pending pod's eliminations per NodePool stay harness/loop/why.py's view; this adds the
