@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.dump import aksnames, moment as dumpmoment, jsonsource, rymlsource
+from harness.dump import aksnames, moment as dumpmoment, jsonsource, provisionmode, rymlsource
 from harness.heap import no_collections
 from harness.dump.times import Newest, NodePodEvents, TimeSource
 from harness.scenario.notices import ObjectNote, plural_kind
@@ -995,6 +995,11 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     text_events = eventstext.as_events(tables)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
+    found = provisionmode.provision_mode_of(dump.nodeclaims, dump.nodes)
+    if found is not None:
+        notes.append(provisionmode.note(found))
+        if found.mode != "aksscriptless":         # the default stays unwritten
+            facts.setdefault("cluster", {})["provisionMode"] = found.mode
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
     profiles = list(opts.profiles)
     release = ""

@@ -40,7 +40,10 @@ from harness.model.versions import version_at_least
 from harness.model.wellknown import (ACCELERATED, ARCH, CAPACITY_TYPE, INSTANCE_TYPE, NODEPOOL, PLACEMENT_SCOPE,
                                      ULTRA_SSD,
                                      normalize_cluster_label)
-from harness.model.writers import KubeletLabels, LabelFacts, kubelet_node_labels, vm_nodeclaim_labels
+from harness.model.aksmachine import MachineLabels, is_machine_mode, machine_labels
+from harness.model.aksmachine import writer as aks_writer
+from harness.model.writers import (KUBELET_NODE_LABELS, KubeletLabels, LabelFacts, base_labels, kubelet_node_labels,
+                                   vm_nodeclaim_labels)
 
 RG_DEFAULT = "MC_harness_cluster_southcentralus"
 
@@ -102,6 +105,10 @@ class Launched:
     # the cheaper offerings the NodeClaim allowed that were unavailable (the unavailable-offerings cache, no
     # quota), as (instance type, zone, capacity type): why this offering and not a cheaper one
     cheaper_unavailable: tuple = ()
+    # who puts `kubelet.labels` on the Node: the kubelet's --node-labels, or AKS on a node the Machine API
+    # created (`machine` then holds what the provider sent: harness/model/aksmachine.py)
+    writer: str = KUBELET_NODE_LABELS
+    machine: MachineLabels | None = None
 
 
 @dataclass
@@ -406,8 +413,19 @@ class AzureProvider:
             chosen[PLACEMENT_SCOPE] = "regional" if offering.zone in ("0", "") else "zonal"
         if self.profile.provides("ultraSSD"):
             chosen[ULTRA_SSD] = "true" if ultra else "false"
-        kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
-                                      claim_reqs, it.requirements, chosen)
+        machine = None
+        if is_machine_mode(self.cluster.provision_mode):
+            # the Machine API path (provider v1.14.0 pkg/providers/instance/aksmachineinstancehelpers.go
+            # configureLabelsAndMode): AKS, not the provider's --node-labels, writes the Node's labels. (harness
+            # assumption: the VM still comes from the compute API, its custom data carrying what AKS writes.)
+            machine = machine_labels(self.profile, nodeclaim["metadata"].get("labels") or {}, claim_reqs,
+                                     it.requirements, offering.capacity_type, offering.zone, ultra,
+                                     base_labels(self.profile, facts))
+            kubelet = KubeletLabels(machine.on_node, dict(machine.stripped),
+                                    {k: "aks" for k in machine.aks_own} | {k: "nodeLabels" for k in machine.sent})
+        else:
+            kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
+                                          claim_reqs, it.requirements, chosen)
         vm_name = self.resource_name(nodeclaim["metadata"]["name"])
         custom_data = bootstrap_custom_data(kubelet.labels)
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
@@ -501,7 +519,8 @@ class AzureProvider:
                                      nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
         cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
-                        custom_data, offering.price, candidates, cheaper)
+                        custom_data, offering.price, candidates, cheaper,
+                        writer=aks_writer() if machine is not None else KUBELET_NODE_LABELS, machine=machine)
 
     def unavailable_offerings(self, known: list, claim_reqs: Requirements, below: float | None = None) -> tuple:
         """The offerings a NodeClaim allows that are unavailable (cheaper than `below`), as (instance type, zone,

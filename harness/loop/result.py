@@ -95,6 +95,8 @@ class NodeResult:
     provenance: dict[str, list[LabelWrite]] = field(default_factory=dict)
     kubelet_node_labels: dict[str, str] = field(default_factory=dict)
     kubelet_dropped: dict[str, str] = field(default_factory=dict)
+    # on a node the AKS Machine API created: key -> why the provider did not send it to AKS (aksmachine.py)
+    not_sent_to_aks: dict[str, str] = field(default_factory=dict)
     kubelet_refused: str | None = None
     node_restriction_denied: str | None = None
     registered: bool = False

@@ -197,8 +197,12 @@ def evaluate_probe(probe: dict, read: Callable[[str], list[tuple[str, str]]],
         if resolver is None:
             return None
         pkg_dir = str(Path(probe["files"][0]).parent)
-        pkg = resolver.package(f"{sync.PROVIDER_MODULE}/{pkg_dir}")
-        return pkg.call_args(probe["setsNew"], "sets.New") if probe["setsNew"] in pkg.decls else probe.get("else")
+        try:
+            pkg = resolver.package(f"{sync.PROVIDER_MODULE}/{pkg_dir}")
+        except SyncError:                 # a release without that package
+            return copy.deepcopy(probe.get("else"))
+        opener = probe.get("opener", "sets.New")       # sets.NewString in older k8s.io/apimachinery style
+        return pkg.call_args(probe["setsNew"], opener) if probe["setsNew"] in pkg.decls else probe.get("else")
     if "caseOf" in probe:
         return _case_values(probe, read, resolver)
     text = _probe_text(probe, read)

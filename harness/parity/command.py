@@ -25,6 +25,9 @@ def add_parser(subparsers) -> None:
         "parity", help="design 0006's label table regenerated from behavior (one profile, or a diff of two)",
         description=sys.modules["harness.parity"].__doc__.split("\n\n")[0])   # the package's own summary
     p.add_argument("--profile", default="upstream", help="label profile (default: upstream)")
+    p.add_argument("--provision-mode", default=None, metavar="MODE",
+                   choices=("aksscriptless", "bootstrappingclient", "aksmachineapi", "aksmachineapiheaderbatch"),
+                   help="the probes' given.cluster.provisionMode (default: the cluster's, aksscriptless)")
     p.add_argument("--diff", metavar="OTHER", default=None,
                    help="compare with another profile: only the cells whose behavior differs")
     p.add_argument("--all", action="store_true", help="with --diff: every cell, changed or not")
@@ -41,6 +44,8 @@ def add_parser(subparsers) -> None:
 
 def command_line(args) -> str:
     parts = ["harness parity", f"--profile {args.profile}"]
+    if getattr(args, "provision_mode", None):
+        parts.append(f"--provision-mode {args.provision_mode}")
     if args.diff:
         parts.append(f"--diff {args.diff}")
     if getattr(args, "all", False):
@@ -165,7 +170,8 @@ def main(args) -> int:
 
     def matrix(profile: str):
         if profile not in cache:
-            cache[profile] = run_matrix(profile, entries, progress=progress(profile))
+            cache[profile] = run_matrix(profile, entries, progress=progress(profile),
+                                        mode=getattr(args, "provision_mode", None))
         return cache[profile]
     text = render(args, matrix)
     if text is not None:

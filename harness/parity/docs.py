@@ -16,6 +16,7 @@ DOCUMENTS = [
     ("before-0006.md", ["--profile", "before-0006"]),
     ("design-0006.md", ["--profile", "design-0006"]),
     ("upstream.md", ["--profile", "upstream"]),
+    ("upstream-aksmachineapi.md", ["--profile", "upstream", "--provision-mode", "aksmachineapi"]),
     ("diff-before-0006-design-0006.md", ["--profile", "before-0006", "--diff", "design-0006"]),
     ("check-doc-before-0006.md", ["--profile", "before-0006", "--check-doc"]),
     ("before-0006.svg", ["--profile", "before-0006", "--format", "svg"]),
@@ -25,15 +26,17 @@ DOCUMENTS = [
 def regenerate(cluster=None, progress=None) -> dict[str, str]:
     """{file name: text} of every document, as `harness parity ... -o docs/parity/<file>` writes it."""
     entries = load_labels()
-    cache: dict[str, tuple] = {}
-
-    def matrix(profile: str):
-        if profile not in cache:
-            cache[profile] = run_matrix(profile, entries, cluster, progress=progress(profile) if progress else None)
-        return cache[profile]
+    cache: dict[tuple, tuple] = {}
     out = {}
     for name, argv in DOCUMENTS:
-        text = render(parse([*argv, "-o", f"{DOCS_DIR}/{name}"]), matrix)
+        args = parse([*argv, "-o", f"{DOCS_DIR}/{name}"])
+
+        def matrix(profile: str, mode: str | None = args.provision_mode):
+            if (profile, mode) not in cache:
+                cache[(profile, mode)] = run_matrix(profile, entries, cluster, mode=mode,
+                                                    progress=progress(profile) if progress else None)
+            return cache[(profile, mode)]
+        text = render(args, matrix)
         assert text is not None
         out[name] = text
     return out

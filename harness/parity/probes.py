@@ -5,8 +5,8 @@ library uses (fakeazure -> loop -> model, embedded backend), and what they obser
                 against a NodePool that does not set it: does it get a node and bind? (or the exact
                 pending / ignore reason, or runaway provisioning)
   written       a plain pod on a plain NodePool: is the label on the Node, with which value, and
-                which writers put it there (kubelet, kubelet-node-labels, cloud-node-controller,
-                karpenter-core)?
+                which writers put it there (kubelet, kubelet-node-labels, aks on an AKS machine,
+                cloud-node-controller, karpenter-core)?
   nodepool      a NodePool whose template sets the label: accepted, or rejected with the message and
                 the stage (admission = the CRD's CEL rules, runtime = Karpenter's Go validation);
                 when accepted, whether the Node then comes up carrying it
@@ -25,7 +25,7 @@ from harness.parity.text import shorten
 
 PROBE_POD = "probe"
 PLAIN_POD = "plain"
-WRITER_ORDER = ("kubelet", "kubelet-node-labels", "cloud-node-controller", "karpenter-core")
+WRITER_ORDER = ("kubelet", "kubelet-node-labels", "aks", "cloud-node-controller", "karpenter-core")
 
 
 def _stored_version(profile: str | None, kind: str, default: str) -> str:
@@ -68,14 +68,15 @@ def pod_manifest(name: str, selector: dict | None = None, cpu: str = "100m") -> 
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
-def scenario_text(name: str, profile: str, probe: Probe, manifests: list[dict]) -> str:
+def scenario_text(name: str, profile: str, probe: Probe, manifests: list[dict], mode: str | None = None) -> str:
+    """A probe scenario; `mode` is the PROVISION_MODE it runs in (None: the cluster's default, aksscriptless)."""
     from harness.scenario.load import API_VERSION
     given: dict = {"profiles": [profile], "region": probe.region, "skus": list(probe.skus),
                    "loop": {"runawayThreshold": 3, "maxIterations": 40}}
     if probe.catalog:
         given["catalog"] = probe.catalog
-    if probe.cluster:
-        given["cluster"] = dict(probe.cluster)
+    if probe.cluster or mode:
+        given["cluster"] = {**dict(probe.cluster or {}), **({"provisionMode": mode} if mode else {})}
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": name}, "given": given, "manifests": manifests}
     return yaml.safe_dump(doc, sort_keys=False)
@@ -97,11 +98,14 @@ class NodeLabel:
     winner: str | None = None
     refused: list = field(default_factory=list)      # writers whose write was refused
     kubelet_dropped: bool = False
+    not_sent_to_aks: str | None = None               # why the provider did not send it to AKS (Machine API path)
 
     def text(self) -> str:
         if not self.present:
             extra = []
-            if self.kubelet_dropped:
+            if self.not_sent_to_aks:
+                extra.append(f"not sent to AKS: {self.not_sent_to_aks}")
+            elif self.kubelet_dropped:
                 extra.append("dropped from --node-labels")
             if self.refused:
                 extra.append("refused: " + ", ".join(self.refused))
@@ -114,7 +118,7 @@ def _node_label(node, key: str) -> NodeLabel:
         return NodeLabel(False)
     refused = sorted({w.writer for w in node.provenance.get(key, []) if not w.accepted})
     if key not in node.labels:
-        return NodeLabel(False, None, [], None, refused, key in node.kubelet_dropped)
+        return NodeLabel(False, None, [], None, refused, key in node.kubelet_dropped, node.not_sent_to_aks.get(key))
     return NodeLabel(True, node.labels[key], sorted(node.writers(key), key=WRITER_ORDER.index), node.writer(key),
                      refused, key in node.kubelet_dropped)
 
@@ -226,9 +230,9 @@ def _nodepool_verdict(result, key: str) -> NodePoolVerdict:
 class Prober:
     """Runs probe scenarios for one profile on one embedded cluster; caches the shared `written` runs."""
 
-    def __init__(self, profile: str, cluster=None):
+    def __init__(self, profile: str, cluster=None, mode: str | None = None):
         from harness.backends.embedded import EmbeddedBackend
-        self.profile = profile
+        self.profile, self.mode = profile, mode
         self.cluster = cluster or EmbeddedBackend().start()
         self._written: dict[str, Any] = {}
         self.runs = 0
@@ -236,7 +240,7 @@ class Prober:
 
     def _go(self, name: str, probe: Probe, manifests: list[dict]):
         t0 = time.perf_counter()
-        result = _run(scenario_text(name, self.profile, probe, manifests), name, self.profile, self.cluster)
+        result = _run(scenario_text(name, self.profile, probe, manifests, self.mode), name, self.profile, self.cluster)
         self.runs += 1
         self.seconds += time.perf_counter() - t0
         return result
@@ -272,9 +276,11 @@ class Prober:
 
 
 def run_matrix(profile: str, entries: list[LabelEntry], cluster=None,
-               progress: Callable[[int, int, str], None] | None = None) -> tuple[list[Row], dict]:
-    """Every label's row under `profile`; `progress(done, total, key)` is called after each label."""
-    prober = Prober(profile, cluster)
+               progress: Callable[[int, int, str], None] | None = None,
+               mode: str | None = None) -> tuple[list[Row], dict]:
+    """Every label's row under `profile` (in PROVISION_MODE `mode`); `progress(done, total, key)` is called after
+    each label."""
+    prober = Prober(profile, cluster, mode)
     t0 = time.perf_counter()
     rows = []
     try:
@@ -285,6 +291,6 @@ def run_matrix(profile: str, entries: list[LabelEntry], cluster=None,
     finally:
         if cluster is None:
             prober.close()
-    stats = {"profile": profile, "labels": len(entries), "runs": prober.runs,
+    stats = {"profile": profile, **({"mode": mode} if mode else {}), "labels": len(entries), "runs": prober.runs,
              "seconds": round(time.perf_counter() - t0, 3)}
     return rows, stats

@@ -436,7 +436,35 @@ def check_semantics(doc: Document, data: dict) -> list[SourceError]:
             except ProfileError:
                 errors.append(doc.error((section, p), f"{unknown_text(str(p))} (in {section})"))
     errors += _pricing_errors(doc, given)
+    from harness.model.releases import expand
+    for p in expand([str(x) for x in given.get("profiles") or []]):
+        if (err := provision_mode_error(doc, data, p)) is not None:
+            errors.append(err)
+            break
     return errors
+
+
+def provision_mode_error(doc: Document, data: dict, profile: str) -> SourceError | None:
+    """given.cluster.provisionMode under a release that lacks the mode (probe provider.provisionModes, read from
+    the release's pkg/consts/consts.go): refused at its line, as the controller of that release refuses the value."""
+    from harness.model.aksmachine import provision_modes
+    from harness.model.profile import load_profile
+    from harness.model.releases import resolve
+    mode = ((data.get("given") or {}).get("cluster") or {}).get("provisionMode")
+    if mode is None:
+        return None
+    try:
+        answer = resolve(profile).profile
+        prof = load_profile(answer)
+    except ProfileError:
+        return None                     # reported as an unknown profile
+    known = provision_modes(prof)
+    if mode in known or (not known and mode == "aksscriptless"):
+        return None
+    has = f"it has {', '.join(known)}" if known else "it has no PROVISION_MODE: it bootstraps as aksscriptless does"
+    return doc.error(("given", "cluster", "provisionMode"),
+                     f"provisionMode {mode}: profile {profile}"
+                     + (f" (release {answer})" if answer != profile else "") + f" has no such PROVISION_MODE ({has})")
 
 
 def _pricing_errors(doc: Document, given: dict) -> list[SourceError]:
@@ -568,6 +596,19 @@ def core_release_notices(doc: Document, data: dict) -> list:
     return out
 
 
+def provision_mode_notices(doc: Document, data: dict) -> list:
+    """given.cluster.provisionMode of the AKS Machine API: what of that path the simulation does not model, each
+    by name at that line (harness/data/aks-machine-labels.yaml notModeled)."""
+    from harness.model.aksmachine import is_machine_mode, not_modeled
+    from harness.scenario.notices import Notice
+    mode = ((data.get("given") or {}).get("cluster") or {}).get("provisionMode")
+    if not mode or not is_machine_mode(mode):
+        return []
+    e = doc.error(("given", "cluster", "provisionMode"), "")
+    return [Notice(e.file, e.line, f"given.cluster.provisionMode {mode}: not modeled: {n}", kind="unmodeled")
+            for n in not_modeled()]
+
+
 def drift_release_notices(doc: Document, data: dict) -> list:
     """A seeded `existingNodes[].drifted: NodeClassDrifted` under a release with no AKSNodeClass hash (probe
     provider.nodeClassHash.version: provider v0.5-v0.6 stamp none and have no NodeClassDrift), as a warning at the
@@ -695,7 +736,8 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     from harness.scenario.envelope import inert_notices, scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
     sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data)
-                   + drift_release_notices(doc, doc.data) + knob_notices(doc, doc.data, sc.api_versions)
+                   + drift_release_notices(doc, doc.data) + provision_mode_notices(doc, doc.data)
+                   + knob_notices(doc, doc.data, sc.api_versions)
                    + inert_notices(inert) + sc.warnings)
     if problems:
         raise problems[0]

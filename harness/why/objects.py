@@ -1,7 +1,8 @@
 """`harness run --why NAME` for any object of a run: a pod (pending or placed), a NodeClaim or its Node, a
-NodePool, an AKSNodeClass, a workload whose pods the API server refused (FailedCreate). The view is read from the
-finished run: the object's state, then every decision the loop took about it, in order, with its reason
-(RunResult.decisions, harness/loop/decisions.py), then what the disruption controllers left it for
+NodePool, an AKSNodeClass, a workload whose pods the API server refused (FailedCreate), a Node label (its
+writers). The view is read from the finished run: the object's state, then every decision the loop took about
+it, in order, with its reason (RunResult.decisions, harness/loop/decisions.py), then what the disruption
+controllers left it for
 (RunResult.protected) and the events on it; what the record does not hold (host ports, budgets and their windows,
 an AKSNodeClass's readiness and hash) from RunResult.why_facts, and a seeded node's drift from the scenario's
 given.existingNodes. A pending pod's eliminations per NodePool stay harness/loop/why.py's view; this adds the
@@ -23,7 +24,8 @@ SEEDED_HASHES = {"NodePoolDrifted": "karpenter.sh/nodepool-hash",
 
 def resolve(result, name: str) -> list[tuple[str, str]]:
     """The objects `name` names in the run, as (kind, name): a pod by name, `namespace/name` or its owner; a
-    NodeClaim, a Node (or its index as `node 0`), a NodePool, an AKSNodeClass. Every match, in that order."""
+    NodeClaim, a Node (or its index as `node 0`), a NodePool, an AKSNodeClass, a workload; else a key with a
+    domain is a Node label. Every match, in that order."""
     out: list[tuple[str, str]] = []
     for key, p in sorted(result.pods.items()):
         if name in (key, p.name, p.owner_name) and p.owner_kind != "DaemonSet":
@@ -43,6 +45,8 @@ def resolve(result, name: str) -> list[tuple[str, str]]:
         if name in (workload, f"{f['namespace']}/{workload}", f["object"].split("/", 1)[1]) \
                 and ("Workload", f["workload"]) not in out:
             out.append(("Workload", f["workload"]))
+    if not out and "/" in name and result.nodes:      # a label key (a pod's namespace/name matched above)
+        out.append(("Label", name))
     return out
 
 
@@ -331,12 +335,29 @@ def nodeclass_lines(result, name: str) -> list[str]:
     return lines
 
 
+def label_lines(result, key: str) -> list[str]:
+    """A Node label (a key with a domain) on every Node: its value and the writer whose value it is, every write in
+    order (refused ones marked), and why the provider left it out of what it handed the kubelet or AKS."""
+    lines = [f"label {key}:"]
+    for n in result.nodes:
+        writes = n.provenance.get(key, [])
+        trail = ", ".join(f"{w.writer}={w.value!r}{'' if w.accepted else ' (refused)'}" for w in writes)
+        head = (f"{n.labels[key]!r}, written by {n.writer(key) or 'unknown'}" if key in n.labels else "absent")
+        extra = ""
+        if key in n.not_sent_to_aks:
+            extra = f"; not sent to AKS by the provider: {n.not_sent_to_aks[key]}"
+        elif key in n.kubelet_dropped:
+            extra = "; dropped from --node-labels by the provider's kubelet filter"
+        lines.append(f"  Node {n.name}: {head}" + (f" (writes: {trail})" if trail else "") + extra)
+    return lines
+
+
 def why_lines(result, name: str, seeded: list | None = None) -> list[str]:
     """The view of every object `name` names, or a line saying there is none. `seeded`: the scenario's
     given.existingNodes (what a seeded node was said to be)."""
     found = resolve(result, name)
     if not found:
-        return [f"no pod, NodeClaim, Node, NodePool, AKSNodeClass or workload {name!r} in this run"]
+        return [f"no pod, NodeClaim, Node, NodePool, AKSNodeClass, workload or Node label {name!r} in this run"]
     lines: list[str] = []
     done: set[str] = set()
     for kind, obj in found:
@@ -353,6 +374,8 @@ def why_lines(result, name: str, seeded: list | None = None) -> list[str]:
             lines += workload_lines(result, obj)
         elif kind == "NodePool":
             lines += nodepool_lines(result, obj)
+        elif kind == "Label":
+            lines += label_lines(result, obj)
         else:
             lines += nodeclass_lines(result, obj)
     return lines

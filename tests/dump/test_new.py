@@ -262,3 +262,22 @@ def test_a_dumped_failed_create_becomes_an_expectation(tmp_path):
     (sc,) = load_scenarios(out)
     assert sc.expect["pods"]["web"]["failedCreate"] == {
         "messageContains": "exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"}
+
+
+def test_a_machine_api_dump_replays_in_its_mode(tmp_path, capsys):
+    """A NodeClaim the AKS Machine API made (karpenter.azure.com/aks-machine-resource-id) puts the scenario in
+    aksmachineapi, and the note says which object decided it; the scenario runs in that mode."""
+    dump = yaml.safe_load(DUMP.read_text())
+    (nc,) = [o for o in dump["items"] if o["kind"] == "NodeClaim"]
+    nc["metadata"].setdefault("annotations", {})["karpenter.azure.com/aks-machine-resource-id"] = (
+        "/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c/agentPools/"
+        f"aksmachines/machines/{nc['metadata']['name']}")
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    rc, out = new(tmp_path, path, extra=["--profile", "v1.14.0"])
+    assert rc == 0
+    assert (f"given.cluster.provisionMode aksmachineapi: NodeClaim {nc['metadata']['name']} is annotated "
+            "karpenter.azure.com/aks-machine-resource-id") in capsys.readouterr().err
+    (sc,) = load_scenarios(out)
+    assert sc.given["cluster"]["provisionMode"] == "aksmachineapi"
+    assert cli(["run", str(out)]) == 0

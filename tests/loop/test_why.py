@@ -106,4 +106,4 @@ def test_harness_run_why(tmp_path, capsys):
     assert cli(["run", str(f), "--why", "trainer", "--why", "ghost"]) == 0
     out = capsys.readouterr().out
     assert "Pod default/trainer: scheduled on " in out
-    assert "no pod, NodeClaim, Node, NodePool, AKSNodeClass or workload 'ghost' in this run" in out
+    assert "no pod, NodeClaim, Node, NodePool, AKSNodeClass, workload or Node label 'ghost' in this run" in out

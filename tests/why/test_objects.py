@@ -49,7 +49,23 @@ def test_a_nodepool_counts_its_nodeclaims(result):
 
 
 def test_unknown_name(result):
-    assert why_lines(result, "ghost") == ["no pod, NodeClaim, Node, NodePool, AKSNodeClass or workload 'ghost' in this run"]
+    assert why_lines(result, "ghost") == ["no pod, NodeClaim, Node, NodePool, AKSNodeClass, workload or Node label 'ghost' in this run"]
+
+
+def test_a_label_names_its_writers(result):
+    lines = why_lines(result, "karpenter.sh/do-not-sync-taints")
+    assert lines[0] == "label karpenter.sh/do-not-sync-taints:"
+    assert f"Node {result.nodes[0].name}: 'true', written by kubelet-node-labels" in lines[1]
+
+
+def test_cli_why_a_label_on_a_machine(capsys):
+    """On a node the AKS Machine API created, AKS writes the labels; one the provider did not send says why."""
+    pair = ROOT / "scenarios" / "releases" / "provision-mode-labels.scenario.yaml"
+    assert cli(["run", str(pair), "-k", "aksmachineapi", "--why", "kubernetes.azure.com/mode",
+                "--why", "karpenter.sh/do-not-sync-taints", "--no-deciding"]) == 0
+    out = capsys.readouterr().out
+    assert "'user', written by aks (writes: aks='user')" in out
+    assert "do-not-sync-taints:\n" in out.replace("\r", "") and ": absent" in out
 
 
 def test_cli_why_a_nodepool(capsys):

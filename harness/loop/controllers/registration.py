@@ -5,7 +5,9 @@
    registerWithAPIServer, initialNode; the NodeRestriction admission plugin and the kubelet's flag
    validation may refuse; k8s.io/kubernetes v1.36.3 cmd/kubelet/app/options/options.go ValidateKubeletFlags,
    plugin/pkg/admission/noderestriction/admission.go). The Node starts with the NodeClaim's taints and startup
-   taints plus karpenter.sh/unregistered and the cloud provider's uninitialized taint.
+   taints plus karpenter.sh/unregistered and the cloud provider's uninitialized taint. On a node the AKS
+   Machine API created, AKS writes those labels (writer `aks`: what the provider sent, plus AKS's own) and the
+   taints, sent as node initialization taints (harness/model/aksmachine.py).
 2. The Azure Disk CSI node plugin publishes its topology label (kubernetes-sigs/azuredisk-csi-driver
    pkg/azuredisk nodeserver.go NodeGetInfo, topologyKey).
 3. The cloud node controller (k8s.io/cloud-provider v0.36.3 controllers/node/node_controller.go
@@ -26,7 +28,7 @@ from harness.loop.controllers.termination import TERMINATION_FINALIZER
 from harness.loop.pods import Taint
 from harness.loop.result import NodeResult
 from harness.loop.machine import BASE_RESOURCES, machine_facts, node_status
-from harness.model.writers import (CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS,
+from harness.model.writers import (CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET,
                                    cloud_node_controller_labels, kubelet_self_labels)
 
 # core pkg/apis/v1 taints.go UnregisteredNoExecuteTaint
@@ -70,6 +72,8 @@ class Registration:
         custom = (((vm or {}).get("properties") or {}).get("osProfile") or {}).get("customData") or out.custom_data
         flags = parse_bootstrap(custom)
         nr.kubelet_node_labels, nr.kubelet_dropped = dict(flags), dict(out.kubelet.dropped)
+        if out.machine is not None:
+            nr.not_sent_to_aks = dict(out.machine.why_stripped)
         self_labels = kubelet_self_labels(out.vm_name, out.arch)
         labels = {**self_labels, **flags}
         taints = claim_taints(c.obj) + [UNREGISTERED, UNINITIALIZED]
@@ -82,7 +86,7 @@ class Registration:
         except APIRejected as e:
             nr.node_restriction_denied = e.message
             s.write(nr, KUBELET, {k: v for k, v in self_labels.items()}, False, e.message)
-            s.write(nr, KUBELET_NODE_LABELS, flags, False, e.message)
+            s.write(nr, out.writer, flags, False, e.message)
             c.refused = True
             s.trace(f"API server refused kubelet registration of {out.vm_name}: {e.message}")
             return True
@@ -92,7 +96,7 @@ class Registration:
             s.trace(f"kubelet on {out.vm_name} exited: {refusal}")
             return True
         s.write(nr, KUBELET, {k: v for k, v in self_labels.items() if k not in flags or flags[k] == v})
-        s.write(nr, KUBELET_NODE_LABELS, flags)
+        s.write(nr, out.writer, flags)
         c.node_name = out.vm_name
         s.trace(f"kubelet registered Node {out.vm_name}")
         self.csi_topology(c, nr)

@@ -429,7 +429,8 @@ class Checker:
                               f"written by {', '.join(n.writers(key)) or 'unknown'}")
             for key, v in (want.get("kubeletNodeLabels") or {}).items():
                 if n.kubelet_node_labels.get(key) != _s(v):
-                    why = "dropped by the provider's kubelet filter" if key in n.kubelet_dropped else ""
+                    why = (f"not sent to AKS: {n.not_sent_to_aks[key]}" if key in n.not_sent_to_aks
+                           else "dropped by the provider's kubelet filter" if key in n.kubelet_dropped else "")
                     self.fail(f'{p}.kubeletNodeLabels["{key}"]', _s(v), n.kubelet_node_labels.get(key), why)
             for key in want.get("kubeletNodeLabelsAbsent") or []:
                 if key in n.kubelet_node_labels:
@@ -506,7 +507,9 @@ class Checker:
         detail = f"writer: {n.writer(key)}" if have is not None else "never written"
         if trail:
             detail += f"; writes: {trail}"
-        if key in n.kubelet_dropped:
+        if key in n.not_sent_to_aks:
+            detail += f"; not sent to AKS by the provider: {n.not_sent_to_aks[key]}"
+        elif key in n.kubelet_dropped:
             detail += "; dropped from --node-labels by the provider's kubelet filter"
         if not isinstance(want, dict):
             want = {"value": want}

@@ -1,0 +1,60 @@
+"""Which PROVISION_MODE a dumped cluster's Karpenter ran in, and the evidence that decided it, read by `harness new`
+(harness/dump/new.py) from the NodeClaims and Nodes:
+
+- a NodeClaim annotated karpenter.azure.com/aks-machine-resource-id, or a provider ID whose VM is named
+  aks-<pool>-<machine>-<8 digits>-vm: an AKS machine (github.com/Azure/karpenter-provider-azure v1.14.0
+  pkg/apis/v1beta1/labels.go AnnotationAKSMachineResourceID, pkg/providers/instance/aksmachineinstanceutils.go
+  GetAKSMachineNameFromVMName); aksmachineapi, since a dump does not show whether creates were batched;
+- a Karpenter Node labelled karpenter.sh/do-not-sync-taints=true: the VM path, whose --node-labels carry it
+  (pkg/providers/labels/labels.go Get); aksscriptless, since a dump does not tell it from bootstrappingclient.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from harness.dump.aksnames import PROVIDER_ID
+
+MACHINE_ANNOTATION = "karpenter.azure.com/aks-machine-resource-id"
+DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
+NODEPOOL_LABEL = "karpenter.sh/nodepool"
+# aks-<machinesPoolName>-<aksMachineName>-########-vm (GetAKSMachineNameFromVMName)
+MACHINE_VM = re.compile(r"^aks-[a-z0-9]+-.+-\d{8}-vm$", re.I)
+
+
+@dataclass(frozen=True)
+class ModeEvidence:
+    mode: str            # the PROVISION_MODE written to given.cluster.provisionMode
+    evidence: str        # what decided it, for the notes
+
+
+def provision_mode_of(nodeclaims: list[dict], nodes: list[dict]) -> ModeEvidence | None:
+    """The mode the objects show, with its evidence; None when no Karpenter object says."""
+    for nc in nodeclaims:
+        meta = nc.get("metadata") or {}
+        rid = (meta.get("annotations") or {}).get(MACHINE_ANNOTATION)
+        if rid:
+            return ModeEvidence("aksmachineapi", f"NodeClaim {meta.get('name')} is annotated {MACHINE_ANNOTATION} "
+                                                 f"({rid})")
+    for obj in nodeclaims + nodes:
+        pid = ((obj.get("status") or {}).get("providerID") if obj.get("kind") == "NodeClaim"
+               else (obj.get("spec") or {}).get("providerID")) or ""
+        m = PROVIDER_ID.search(pid)
+        if m and MACHINE_VM.match(m.group(2)):
+            return ModeEvidence("aksmachineapi", f"{obj.get('kind')} {(obj.get('metadata') or {}).get('name')}'s "
+                                                 f"provider ID names the VM {m.group(2)}, an AKS machine's "
+                                                 "(aks-<pool>-<machine>-<8 digits>-vm)")
+    for node in nodes:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        if labels.get(NODEPOOL_LABEL) and labels.get(DO_NOT_SYNC_TAINTS) == "true":
+            return ModeEvidence("aksscriptless", f"Node {node['metadata'].get('name')} carries "
+                                                 f"{DO_NOT_SYNC_TAINTS}=true, which only the VM path's --node-labels "
+                                                 "write")
+    return None
+
+
+def note(found: ModeEvidence) -> str:
+    """The `harness new` note saying which evidence decided the mode, and what a dump cannot tell."""
+    cannot = {"aksmachineapi": "a dump does not show whether creates were batched (aksmachineapiheaderbatch)",
+              "aksscriptless": "a dump does not tell it from bootstrappingclient"}[found.mode]
+    return f"given.cluster.provisionMode {found.mode}: {found.evidence}; {cannot}"
