@@ -16,9 +16,13 @@ from harness.runner.engines.base import Outcome
 
 
 def _plain(obj):
-    """JSON-able view of a result: dataclasses as dicts, sets sorted, unknown objects by repr."""
+    """JSON-able view of a result: dataclasses as dicts without their empty fields (None, empty containers: a
+    field added to a result, empty in every run that does not use it, moves no fingerprint), sets sorted,
+    unknown objects by repr."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+        return {f.name: _plain(v) for f in dataclasses.fields(obj)
+                if (v := getattr(obj, f.name)) is not None and not (isinstance(v, (dict, list, tuple, set, frozenset))
+                                                                    and not v)}
     if isinstance(obj, dict):
         return {str(k): _plain(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -55,3 +55,22 @@ def test_the_decision_record_moves_no_digest():
     assert result_digest(plain) == result_digest(said)
     said.trace.append("something else happened")
     assert result_digest(plain) != result_digest(said)
+
+
+def test_a_field_added_empty_moves_no_digest():
+    """A result type that gains a field (NodeResult.not_sent_to_aks, empty off the Machine API path) keeps every
+    digest of the runs that leave it empty; a value in it moves the digest."""
+    from harness.judge.fingerprint import result_digest
+
+    @dataclasses.dataclass
+    class Before:
+        name: str = "n"
+        labels: dict = dataclasses.field(default_factory=lambda: {"a": "1"})
+
+    @dataclasses.dataclass
+    class After(Before):
+        not_sent: dict = dataclasses.field(default_factory=dict)
+        note: str | None = None
+
+    assert result_digest(After()) == result_digest(Before())
+    assert result_digest(After(not_sent={"k": "why"})) != result_digest(Before())
