@@ -25,8 +25,9 @@ NOT_KNOWN_REASON = "not in known SKUs"      # harness/model/staticpart.py: the d
 class ProviderReads:
     """One run's noted facts (`noted`, in first-note order). `quota_preview(sku)`: whether the family's quota
     would admit the SKU as the provider's first quota read would see it, without reading it (a read is a
-    request the run did not make), or None when that cannot be told; used where the release's builds do not
-    gate on quota."""
+    request the run did not make), or None when that cannot be told (the request itself could matter); where
+    the release's builds gate on quota, their own answer is read and the preview says only whether the
+    request could matter."""
 
     __slots__ = ("noted", "quota_preview")
 
@@ -52,9 +53,9 @@ class ProviderReads:
         if not (prices[2] and prices[3]):
             self.note(PRICE_GATES)
         if QUOTA_GATES not in self.noted:
-            if quota_ok is None:
-                quota_ok = self.quota_preview(st.sku) if self.quota_preview is not None else None
-            if quota_ok is not True:
+            # the preview is None too where the read could meet a fault rule: a read made or not made matters
+            seen = self.quota_preview(st.sku) if self.quota_preview is not None else None
+            if not (seen if quota_ok is None else quota_ok and seen is not None):
                 self.note(QUOTA_GATES)
 
 

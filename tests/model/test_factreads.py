@@ -38,6 +38,8 @@ def test_a_release_that_gates_on_quota_notes_what_the_quota_refuses():
     skus = [make_sku("Standard_D2s_v3")]
     assert _noted(skus, has_quota=lambda sku: True) == []
     assert _noted(skus, has_quota=lambda sku: False) == [QUOTA_GATES]
+    # a fault rule the read could meet: the read made or not made may matter
+    assert _noted(skus, has_quota=lambda sku: True, quota=lambda sku: None) == [QUOTA_GATES]
 
 
 def test_an_unknown_sku_is_noted_under_either_policy():
