@@ -41,24 +41,22 @@ def timed(cmd: list[str], cwd: Path, out: Path) -> dict:
     wall = field("Elapsed (wall clock) time (h:mm:ss or m:ss)")
     parts = [float(x) for x in wall.split(":")]
     seconds = sum(x * 60 ** i for i, x in enumerate(reversed(parts)))
-    cost = re.search(r"looked for in (\d+) more run\(s\)[^:]*: (\d+) CPU-s", err + out.read_text())
     return {"cpu": float(field("User time (seconds)")) + float(field("System time (seconds)")), "wall": seconds,
-            "rss_mb": int(field("Maximum resident set size (kbytes)")) / 1024, "rc": p.returncode,
-            "runs": int(cost.group(1)) if cost else None}
+            "rss_mb": int(field("Maximum resident set size (kbytes)")) / 1024, "rc": p.returncode}
 
 
-def answers(path: Path) -> list:
-    """The `deciding` blocks of a `--json` run, without what they cost."""
+def deciding_blocks(path: Path) -> list[dict]:
+    """The `deciding` blocks of a `--json` run."""
     try:
         data = json.loads(path.read_text())
     except ValueError:
-        return ["unreadable"]
-    found = []
+        return [{"unreadable": str(path)}]
+    found: list[dict] = []
 
     def walk(x):
         if isinstance(x, dict):
             if "deciders" in x and "suspects" in x:
-                found.append({k: v for k, v in x.items() if k not in ("runs", "cpuSeconds")})
+                found.append(x)
                 return
             for v in x.values():
                 walk(v)
@@ -67,6 +65,11 @@ def answers(path: Path) -> list:
                 walk(v)
     walk(data)
     return found
+
+
+def answers(blocks: list[dict]) -> list[dict]:
+    """The blocks without what they cost."""
+    return [{k: v for k, v in b.items() if k not in ("runs", "cpuSeconds")} for b in blocks]
 
 
 def load() -> str:
@@ -110,12 +113,15 @@ def main() -> int:
                     plain = timed(run + ["--no-deciding"], tree, work / f"{tag}-{n}-{r}-plain.txt")
                     out = work / f"{tag}-{n}-{r}-deciding.json"
                     deciding = timed(run + ["--deciding", "--json"], tree, out)
+                    blocks = deciding_blocks(out)
+                    deciding["runs"] = sum(b.get("runs") or 0 for b in blocks)
+                    deciding["counterfactual_cpu"] = sum(b.get("cpuSeconds") or 0 for b in blocks)
                     row = {"tree": tag, "nodes": n, "plain": plain, "deciding": deciding, "load": f"{before} / {load()}",
-                           "answers": answers(out)}
+                           "answers": answers(blocks)}
                     rows.append(row)
                     print(f"{tag} {n} nodes: plain {plain['cpu']:.1f} CPU-s {plain['rss_mb']:.0f} MB {plain['wall']:.0f}s"
                           f" | --deciding {deciding['cpu']:.1f} CPU-s {deciding['rss_mb']:.0f} MB {deciding['wall']:.0f}s"
-                          f" ({deciding['runs']} runs) | ratio {deciding['cpu'] / plain['cpu']:.2f} | load {row['load']}",
+                          f" ({deciding['runs']} runs, {deciding['counterfactual_cpu']:.1f} CPU-s) | ratio {deciding['cpu'] / plain['cpu']:.2f} | load {row['load']}",
                           flush=True)
     finally:
         if base_dir is not None:
@@ -124,7 +130,7 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|")
     for row in rows:
         p, d = row["plain"], row["deciding"]
-        print(f"| {row['tree']} | {row['nodes']:,} | {p['cpu']:.1f} CPU-s | {d['cpu']:.1f} CPU-s ({d['runs']} runs again) | "
+        print(f"| {row['tree']} | {row['nodes']:,} | {p['cpu']:.1f} CPU-s | {d['cpu']:.1f} CPU-s ({d['runs']} runs again: {d['counterfactual_cpu']:.1f}) | "
               f"{d['cpu'] / p['cpu']:.1f} | {p['rss_mb']:.0f} MB / {d['rss_mb']:.0f} MB | {p['wall']:.0f} s / {d['wall']:.0f} s |")
     if args.base:
         for n in sorted({row["nodes"] for row in rows}):
