@@ -31,6 +31,7 @@ from harness.loop.azuresdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, RE
 from harness.loop.scheduling import offering_compatible
 from harness.loop.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model import instancetypes as itmod
+from harness.model.factreads import ProviderReads
 from harness.model.itcache import InstanceTypeCache
 from harness.model.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.profile import Profile
@@ -145,6 +146,9 @@ class AzureProvider:
         self._skus: list[dict] | None = None
         self._prices: dict | None = None
         self._quota: dict[str, dict] | None = None
+        # which provider facts the builds read where their other value answers otherwise (harness/why/deciding.py)
+        self.fact_reads = ProviderReads(self.quota_preview)
+        self._quota_seen: dict[str, dict] | None = None     # the fake's usages at the first quota_preview
         # what instance-type builds remember (static parts per SKU); the provider's own, so runs
         # never share it and it goes with the provider
         self.it_cache = cache if cache is not None else InstanceTypeCache()
@@ -307,6 +311,23 @@ class AzureProvider:
         vcpus = self.it_cache.vcpus(sku) or 0     # as the model counts them (skus.py vcpus_of)
         return vcpus <= entry["limit"] - entry["current"]
 
+    def quota_preview(self, sku: dict) -> bool | None:
+        """has_quota's answer as the first quota read would give it, seen in the fake without that read (a
+        release that does not gate on quota never reads it; the request is not the run's to make): None when
+        the fake cannot be seen so, or holds fault rules the read could meet."""
+        if self._quota_seen is None:
+            usages = getattr(self.fake, "usages", None)
+            rules = getattr(getattr(self.fake, "faults", None), "rules", None)
+            self._quota_seen = {"": {}} if usages is None or rules is None or rules else {
+                u["name"]["value"]: {"limit": u.get("limit"), "current": u.get("currentValue")}
+                for u in usages(self.cluster.region)}
+        if "" in self._quota_seen:
+            return None
+        entry = self._quota_seen.get(sku.get("family") or "")
+        if not entry or entry.get("limit") is None or entry.get("current") is None:
+            return True
+        return (self.it_cache.vcpus(sku) or 0) <= entry["limit"] - entry["current"]
+
     def instance_types(self, nodeclass: "itmod.NodeClassParams"):
         """Built once per node class and cluster settings, again when the unavailable-offerings
         cache changes (quota is read once, on the first build)."""
@@ -321,7 +342,7 @@ class AzureProvider:
         its = itmod.build_instance_types(
             skus, nodeclass, self.cluster, self.profile, prices=self.prices(),
             unavailable=self.unavailable.is_unavailable if self.unavailable.entries else None,
-            has_quota=self.has_quota, cache=self.it_cache)
+            has_quota=self.has_quota, cache=self.it_cache, reads=self.fact_reads)
         # read the seq after the build: entries it found expired were dropped (seq bumped) and
         # the build already reflects that
         self._built[key] = ((self.unavailable.seq, self.sku_seq), its)

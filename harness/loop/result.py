@@ -175,6 +175,9 @@ class RunResult:
     # the core switches whose value differs from the newest core's that the loop read, in first-read order
     # (harness.model.corebehaviour SwitchValues): the candidates harness/why/deciding.py flips
     core_consulted: list[str] = field(default_factory=list)
+    # the provider facts the instance-type builds read where their other value answers otherwise (those
+    # harness.model.factreads notes; a fact it does not note is taken as read): the rest are not flipped
+    provider_consulted: list[str] = field(default_factory=list)
     # every decision the loop took, with its reason, in order (harness/loop/decisions.py)
     decisions: list = field(default_factory=list)
     dropped_skus: dict[str, str] = field(default_factory=dict)

@@ -863,6 +863,7 @@ class Simulation:
         said = notice(result, self.cfg.timings_given, self._boot_overlapped)
         result.assumed = [said] if said else []
         result.core_consulted = list(self.state.core.consulted())
+        result.provider_consulted = list(self.state.provider.fact_reads.noted)
         if hasattr(self.fake, "snapshot"):
             result.azure = self.fake.snapshot()
             result.azure["request_log"] = request_log(self.fake)

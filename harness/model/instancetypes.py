@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from harness.model.factreads import ProviderReads
 from harness.model.itcache import DEFAULT_CACHE, InstanceTypeCache
 from harness.model.overhead import Overhead
 from harness.model.params import ClusterParams, NodeClassParams
@@ -161,6 +162,7 @@ def build_instance_types(
     known_skus: Iterable[str] | None = None,
     use_cache: bool = True,
     cache: InstanceTypeCache | None = None,
+    reads: ProviderReads | None = None,
 ) -> InstanceTypeSet:
     """Instance types for `skus` under one NodeClass, cluster and profile (karpenter-provider-azure v1.14.0
     pkg/providers/instancetype/instancetypes.go DefaultProvider.List; github.com/Azure/karpenter-provider-azure
@@ -181,6 +183,7 @@ def build_instance_types(
       (`exclude`). Default: the profile's known-skus.txt (none before provider v1.4: every SKU is known).
     cache: what to remember between builds (default: DEFAULT_CACHE); use_cache=False builds every
       static part afresh (the interned requirements are still shared).
+    reads: where the facts whose other value would answer otherwise are noted (harness/model/factreads.py).
     """
     nc = nodeclass or NodeClassParams()
     cl = cluster or ClusterParams()
@@ -194,9 +197,13 @@ def build_instance_types(
 
     instance_types: list[InstanceType] = []
     dropped = dict(entry.dropped)
+    if reads is not None:
+        reads.dropped(entry.dropped)
     for st in entry.statics:
-        applied = (_prices_for(st, price_of, sw),
-                   True if (has_quota is None or not sw.quota_gates_on_demand) else bool(has_quota(st.sku)))
+        gated = has_quota is not None and sw.quota_gates_on_demand
+        applied = (_prices_for(st, price_of, sw), bool(has_quota(st.sku)) if gated else True)
+        if reads is not None:
+            reads.static(st, applied[0], applied[1] if gated else None)
         # with nothing unavailable, a static part's offerings follow from its prices and quota verdict alone
         shared = unavailable is None and use_cache
         made = store.offered(st, applied) if shared else None

@@ -394,6 +394,27 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
     return [tuple(u) for u in units.values()]
 
 
+def unread_facts(scenario: Scenario, outcome) -> frozenset[str]:
+    """The provider facts the run's instance-type builds note (harness/model/factreads.py) and never noted: no
+    value of any of them changes the run, so a counterfactual setting only these is this run. Not the quota
+    gate when the scenario's expectations may read the Azure requests (its read is a request of its own)."""
+    from harness.model.factreads import NOTED, QUOTA_GATES
+    noted = set(getattr(outcome.final, "provider_consulted", None) or ())
+    unread = {f for f in NOTED if f not in noted}
+    if _names_key((scenario.expect, scenario.expect_by_profile, scenario.steps), "azure"):
+        unread.discard(QUOTA_GATES)
+    return frozenset(unread)
+
+
+def _names_key(data, key: str) -> bool:
+    """Whether `key` is a key of any mapping in `data` (lists, tuples and mappings walked)."""
+    if isinstance(data, dict):
+        return key in data or any(_names_key(v, key) for v in data.values())
+    if isinstance(data, (list, tuple)):
+        return any(_names_key(v, key) for v in data)
+    return False
+
+
 def looked_for(engine, profile: str, outcome) -> str | None:
     """Why the deciders of `outcome` are not looked for at all (None: they are)."""
     if engine.name != "simulated":
@@ -446,7 +467,11 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
         gc.collect()           # the run's cluster, fake and result go before the next is made
         return t
 
+    unread = unread_facts(scenario, outcome)
+
     def run(facts: frozenset) -> Trial:
+        if facts and facts <= unread:
+            return base            # no build read them where they answer otherwise: the run would be this one
         if facts not in trials:
             out.runs += 1
             trials[facts] = trial(execute_guarded(engine, with_knobs(scenario, {f: newest[f] for f in facts}),

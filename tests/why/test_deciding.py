@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
+from harness.model.factreads import NOTED
 from harness.why import deciding
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute
@@ -248,3 +249,36 @@ def test_a_group_that_cannot_run_is_halved_not_run_one_by_one():
     assert deciding._narrow(units, differs, failed) == []
     assert sorted(failed) == [("f0",), ("f1",)]
     assert set(full) == {(("f2",),), (("f3",), ("f4",), ("f5",))}       # two whole runs, not four
+
+
+def _dotted(knobs: dict, prefix: str = "") -> set[str]:
+    out: set[str] = set()
+    for k, v in knobs.items():
+        if isinstance(v, dict) and v and f"{prefix}{k}" not in NOTED:
+            out |= _dotted(v, f"{prefix}{k}.")
+        else:
+            out.add(f"{prefix}{k}")
+    return out
+
+
+def test_provider_facts_no_build_read_are_cleared_without_a_run(cluster, monkeypatch):
+    # at v1.12.0 the four facts an instance-type build notes all differ from the newest release's; the scenario's
+    # SKUs are LowPriorityCapable, priced and known, with quota to spare: no build notes any of them
+    from harness.runner.engines import base
+    sc = load_scenarios(CORE / "drift-empty-node.scenario.yaml")[0]
+    engine = get_engine("simulated")
+    outcome = execute(engine, sc, "v1.12.0", cluster)
+    assert outcome.final.provider_consulted == []
+    unread = deciding.unread_facts(sc, outcome)
+    assert unread == set(NOTED)
+    ran: list[set[str]] = []
+    real = base.execute_guarded
+
+    def counted(engine_, scenario, profile, cluster_):
+        ran.append(_dotted(scenario.given.get("knobs") or {}))
+        return real(engine_, scenario, profile, cluster_)
+    monkeypatch.setattr(base, "execute_guarded", counted)
+    d = deciding.decide(engine, sc, "v1.12.0", cluster, outcome)
+    assert d.runs == len(ran)
+    assert not [facts for facts in ran if facts and facts <= unread]
+    assert not {x.fact for x in d.deciders} & unread and not any(f in u for u in d.unjudged for f in unread)
