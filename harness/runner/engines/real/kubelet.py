@@ -207,7 +207,7 @@ class Kubelets:
     def step(self) -> bool:
         progress = False
         self._claims = None
-        puts = {n: p for n, p in self.tap.vm_puts().items()
+        puts = {n: p for n, p in {**self.tap.vm_puts(), **self.tap.machine_vm_puts()}.items()
                 if n not in self.records and n.lower() not in self.held and self._running(n) and self._booted(n)}
         if puts and not self.seeding and self.release_held():
             self._lead_until = time.monotonic() + IN_FLIGHT_LEAD
