@@ -170,6 +170,8 @@ class ContainerServiceModel:
         props.pop("provisioningState", None)
         props.pop("status", None)
         props.setdefault("priority", "Regular")
+        # the provider always sends one; its fake's default otherwise (pkg/fake/aksmachinesapi.go)
+        props.setdefault("nodeImageVersion", "AKSUbuntu-2204gen2containerd-2023.11.15")
         vm_name = f"aks-{pool.name}-{name}-{cluster_digits(pool.rg, pool.cluster)}-vm".lower()
         return Machine(pool, name, list(zones), props, vm_name, self.clock.time(), self.next_etag())
 

@@ -45,7 +45,7 @@ def list_pools(ctx: "ArmContext", req: Request, p: dict) -> Response:
 
 
 def machine_operation_name(ctx: "ArmContext", p: dict, method: str) -> str:
-    """`machine.create` for a PUT of a machine that does not exist yet, else `machine.update`."""
+    """`machine.create` for a PUT of a machine that does not exist yet, else `machine.update`; `machine.get`."""
     pool = ctx.aks.pool(p["rg"], p["cluster"], p["pool"])
     if method == "PUT":
         return "machine.update" if pool is not None and ctx.aks.get(pool, p["machine"]) else "machine.create"

@@ -116,3 +116,21 @@ def test_token_credentials_follow_the_azidentity_the_release_builds_with(tmp_pat
         (tree / "go.mod").write_text("module x\n\nrequire (\n"
                                      f"\tgithub.com/Azure/azure-sdk-for-go/sdk/azidentity {azidentity}\n)\n")
     assert settings.token_credentials(tree) == value
+
+
+@pytest.mark.parametrize("mode, want", [
+    ("aksscriptless", {}),
+    ("bootstrappingclient", {"NODEBOOTSTRAPPING_SERVER_URL": "127.0.0.1:8080"}),
+    ("aksmachineapi", {"AKS_MACHINES_POOL_NAME": "testmpool", "USE_SIG": "true", "SIG_SUBSCRIPTION_ID": "sub"}),
+    ("aksmachineapiheaderbatch", {"AKS_MACHINES_POOL_NAME": "testmpool", "USE_SIG": "true",
+                                  "SIG_SUBSCRIPTION_ID": "sub"}),
+])
+def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, want):
+    """provider v1.14.0 pkg/operator/options/options_validation.go validateProvisionMode, validateUseSIG."""
+    ep, files = _files(tmp_path)
+    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "provisionMode": mode}
+    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2, "probe": 3},
+                                  bootstrap="127.0.0.1:8080")
+    assert env["PROVISION_MODE"] == mode
+    assert {k: env[k] for k in want} == want
+    assert not {"NODEBOOTSTRAPPING_SERVER_URL", "AKS_MACHINES_POOL_NAME", "USE_SIG"} - set(want) & set(env)

@@ -272,6 +272,9 @@ class RealEngine:
         """Why the real engine cannot run `scenario` under `profile` on any cluster, or None. The release's
         controller is judged last: finding it may build it (~15 min), which a scenario skipped for another
         reason never needs."""
+        from harness.model.provisionmode import refusal
+        if (refused := refusal(scenario, profile)) is not None:
+            return refused
         knobs = scenario.given.get("knobs")
         replay = knob_release(profile, knobs, scenario.api_versions) if knobs and profile else None
         if knobs and not self.judge_release:
@@ -1158,6 +1161,7 @@ class RealRun:
         self.sandbox = self.kept.sandbox
         self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
         self.kubelets.rg = cfg["nodeResourceGroup"]
+        self.kubelets.settings = cfg
         self.timings["restart"] = self.timings.get("restart", 0.0) + time.monotonic() - t0
         self.redrift.append(f"the controller restarted with new settings ({', '.join(changed)}): drift checked anew")
 
