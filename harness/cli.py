@@ -43,6 +43,7 @@ def cmd_validate(args) -> int:
     bad = 0
     count = 0
     warned = 0
+    from harness.model.provisionmode import refusal as mode_refusal
     from harness.scenario.admitcheck import unexpected_refusals
     for f in files:
         try:
@@ -56,6 +57,9 @@ def cmd_validate(args) -> int:
         for sc in loaded:                                     # what the release's API server would refuse
             for line in unexpected_refusals(sc):
                 bad += 1
+                print(line, file=sys.stderr)
+            for line in dict.fromkeys(filter(None, (mode_refusal(sc, p) for p in sc.profiles))):
+                bad += 1                                      # ... and its controller, a mode it lacks
                 print(line, file=sys.stderr)
     if bad:
         return EXIT_BAD_INPUT
