@@ -56,13 +56,12 @@ def machine_id(sub: str, rg: str, cluster: str, pool: str, name: str) -> str:
 def aks_labels(pool: "AgentPool", props: dict) -> dict[str, str]:
     """The labels AKS itself writes on a machine's node, beside the machine's ``nodeLabels`` (which the provider
     sanitized of them: pkg/providers/instance/aksmachineinstancehelpers.go configureLabelsAndMode): the pool's
-    (``AgentPool.node_labels``, what the harness gives for the cluster), then the machine's own: its pool, mode,
-    role, node image and OS SKU (harness assumption: AKS's node bootstrap is not public; the provider's e2e
-    checks the network labels AKS writes, test/suites/machine/machine_test.go)."""
+    (``AgentPool.node_labels``: the cluster's and its network's, which the caller gives; the provider's e2e checks
+    the network labels AKS writes, test/suites/machine/machine_test.go), then the machine's own: its pool, mode,
+    node image and OS SKU (harness assumption: AKS's node bootstrap is not public)."""
     mode = str(props.get("mode") or "User").lower()
     out = dict(pool.node_labels)
-    out.update({"kubernetes.azure.com/agentpool": pool.name, "kubernetes.azure.com/mode": mode,
-                "kubernetes.azure.com/role": "agent", "kubernetes.azure.com/cluster": pool.node_resource_group})
+    out.update({"kubernetes.azure.com/agentpool": pool.name, "kubernetes.azure.com/mode": mode})
     image = props.get("nodeImageVersion")
     if image:
         out["kubernetes.azure.com/node-image-version"] = str(image)

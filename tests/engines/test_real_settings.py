@@ -134,3 +134,15 @@ def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, w
     assert env["PROVISION_MODE"] == mode
     assert {k: env[k] for k in want} == want
     assert not {"NODEBOOTSTRAPPING_SERVER_URL", "AKS_MACHINES_POOL_NAME", "USE_SIG"} - set(want) & set(env)
+
+
+def test_the_pools_aks_labels_are_the_clusters_base_labels():
+    """real-engine.yaml aks_pool_labels: what AKS writes on a machine's node for the cluster, normalized as the
+    provider normalizes them (the cluster label of a resource group no label value can hold)."""
+    from harness.model.profile import load_profile
+    labels = settings.aks_pool_labels(load_profile("upstream"), {"nodeResourceGroup": "MC_rg_(prod)", "region": "x",
+                                                                 "vnetGUID": "g", "subnetName": "sn"})
+    assert labels["kubernetes.azure.com/cluster"] == "MC_rg_-prod-z"
+    assert labels["kubernetes.azure.com/azure-cni-overlay"] == "true" and labels["kubernetes.azure.com/network-subnet"] == "sn"
+    assert set(labels) <= set(settings.engine_data()["aks_pool_labels"])
+    assert "kubernetes.azure.com/mode" not in labels and "kubernetes.azure.com/os-sku" not in labels
