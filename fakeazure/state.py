@@ -336,9 +336,10 @@ class FakeAzure:
             return [m.view(self.subscription_id) for m in self.aks.machines.values()]
 
     def machine_vm_bodies(self) -> dict[str, dict]:
-        """VM name -> the VM body AKS made for a machine, customData (the kubelet's bootstrap) kept."""
+        """VM name -> the VM body AKS made for a machine, customData (the kubelet's bootstrap) kept. The bodies are
+        shared, not copied: the kubelet stand-in reads them on every poll, and nothing changes one once made."""
         with self.lock:
-            return {k: copy.deepcopy(v) for k, v in self.aks.bootstraps.items()}
+            return dict(self.aks.bootstraps)
 
     def vms(self, resource_group: str | None = None) -> list[dict]:
         """VMs as ARM resources (the GET body, with ``provisioningState``)."""
