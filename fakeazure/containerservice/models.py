@@ -94,6 +94,7 @@ class AgentPool:
     location: str
     mode: str = "Machines"                     # the pool's properties.mode (hack/deploy/add-aks-machines-pool.sh)
     node_labels: dict[str, str] = field(default_factory=dict)
+    subnet_id: str | None = None               # the subnet of a machine that names none (the cluster's)
 
     def view(self, sub: str) -> dict:
         return {"id": pool_id(sub, self.rg, self.cluster, self.name), "name": self.name, "type": POOL_TYPE,
@@ -199,8 +200,19 @@ class ContainerServiceModel:
         return {"location": m.pool.location, "zones": list(m.zones), "tags": dict(props.get("tags") or {}),
                 "properties": vm_props}
 
-    def make_vm(self, sub: str, m: Machine, body: dict, parsed: dict, sku: dict) -> "VirtualMachine":
-        vm = self.compute.create(sub, m.pool.node_resource_group, m.vm_name, body, parsed, sku, [])
+    def make_vm(self, sub: str, m: Machine, body: dict, sku: dict) -> "VirtualMachine":
+        """The machine's NIC (``<vm>-nic``, untagged: the AKS machine API puts no tags on NICs, provider v1.14.0
+        aksmachineinstancehelpers.go buildAKSMachineTemplate; the name is a harness assumption) in the machine's
+        subnet or the pool's, deleted with the VM, then the VM."""
+        rg = m.pool.node_resource_group
+        subnet = (m.props.get("network") or {}).get("vnetSubnetID") or m.pool.subnet_id or resource_id(
+            sub, rg, "Microsoft.Network", "virtualNetworks", "aks-vnet") + "/subnets/aks-subnet"
+        nic, _ = self.compute.network.create_or_update(sub, rg, f"{m.vm_name}-nic", {
+            "location": m.pool.location, "properties": {"ipConfigurations": [{"name": "ipconfig1", "properties": {
+                "primary": True, "privateIPAllocationMethod": "Dynamic", "subnet": {"id": subnet}}}]}})
+        body["properties"]["networkProfile"] = {"networkInterfaces": [
+            {"id": nic.id(sub), "properties": {"primary": True, "deleteOption": "Delete"}}]}
+        vm = self.compute.create(sub, rg, m.vm_name, body, self.compute.parse_put(body), sku, [nic.id(sub)])
         self.bootstraps[m.vm_name.lower()] = body
         return vm
 

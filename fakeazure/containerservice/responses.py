@@ -150,7 +150,7 @@ def _create(ctx: "ArmContext", pool: AgentPool, name: str, zones: list[str], pro
         sku = compute.validate_new(sub, rg, m.vm_name, parsed)
         async_err = ctx.faults.provision(fctx, sku, parsed)
         compute.quota.check(sub, region, sku, is_spot(parsed["priority"]), cat.sku_vcpus(sku))
-        vm = aks.make_vm(sub, m, body, parsed, sku)
+        vm = aks.make_vm(sub, m, body, sku)
     except ARMError as e:
         async_err = e
     aks.store(m)

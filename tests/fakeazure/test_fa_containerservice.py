@@ -54,6 +54,8 @@ def test_machine_create_is_an_lro_that_makes_the_vm(fa):
     assert got["properties"]["provisioningState"] == "Succeeded" and got["zones"] == ["1"]
     vm = fa.get_vm(NODE_RG, vm_id.rsplit("/", 1)[1])
     assert vm["properties"]["provisioningState"] == "Succeeded" and vm["tags"]["karpenter.sh_nodepool"] == "default"
+    (nic,) = fa.nics(NODE_RG)                # AKS's NIC for the VM, untagged
+    assert nic["name"] == vm["name"] + "-nic" and not nic.get("tags")
     assert [x["name"] for x in call(fa, "GET", POOL + "/machines" + API)[2]["value"]] == ["default-abcde"]
 
 
@@ -91,7 +93,7 @@ def test_allocation_fault_becomes_the_machines_provisioning_error(fa):
     assert m["properties"]["provisioningState"] == "Failed"
     err = m["properties"]["status"]["provisioningError"]
     assert err["code"] == "ZonalAllocationFailed" and err["message"].startswith('Code="ZonalAllocationFailed"')
-    assert fa.vms(NODE_RG) == []
+    assert fa.vms(NODE_RG) == [] and fa.nics(NODE_RG) == []
 
 
 def test_quota_refusal_is_quota_exceeded(fa):
@@ -138,7 +140,7 @@ def test_delete_machines_removes_them_and_their_vms(fa):
     assert status == 202 and "Location" in h
     assert call(fa, "GET", POOL + "/machines/m1" + API)[2]["properties"]["provisioningState"] == "Deleting"
     fa.settle()
-    assert call(fa, "GET", POOL + "/machines/m1" + API)[0] == 404 and fa.vms(NODE_RG) == []
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[0] == 404 and fa.vms(NODE_RG) == [] and fa.nics(NODE_RG) == []
 
 
 def test_node_image_versions_list_the_galleries(fa):

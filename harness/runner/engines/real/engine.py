@@ -508,7 +508,9 @@ class RealRun:
             # group (ARM_RESOURCE_GROUP, real-engine.yaml) and cluster (CLUSTER_NAME)
             fake.add_agent_pool(settings.engine_data()["environment"]["ARM_RESOURCE_GROUP"], cfg["clusterName"],
                                 settings.engine_data()["machines_pool"], cfg["nodeResourceGroup"],
-                                settings.aks_pool_labels(load_profile(answering or profile), cfg))
+                                settings.aks_pool_labels(load_profile(answering or profile), cfg),
+                                subnet_id=settings.subnet_id(fake.subscription_id, cfg["nodeResourceGroup"],
+                                                             cfg.get("subnetName") or "aks-subnet"))
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
