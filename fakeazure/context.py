@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from .arm import ResourceGroups
 from .compute.galleries import CommunityGalleries
 from .compute.models import ComputeModel
+from .containerservice.models import ContainerServiceModel
 from .faults import FaultService
 from .lro import Lro
 from .network.models import NetworkModel
@@ -30,3 +31,4 @@ class ArmContext:
     lro: Lro
     resource_groups: ResourceGroups
     page_size: int | None = None  # ARM lists are paged by this many items (None: one page)
+    aks: ContainerServiceModel | None = None   # agent pools and machines (containerservice/)

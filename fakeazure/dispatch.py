@@ -21,6 +21,8 @@ from urllib.parse import unquote
 
 from .arm import ARMError, Request, Response, error_response, new_guid
 from .compute.urls import url_patterns as compute_urls
+from .containerservice.urls import bootstrap_patterns as bootstrap_urls
+from .containerservice.urls import url_patterns as containerservice_urls
 from .context import ArmContext
 from .control import url_patterns as control_urls
 from .network.urls import url_patterns as network_urls
@@ -36,6 +38,7 @@ def _compile(patterns, service: str) -> list[tuple]:
 
 
 ROUTES = (_compile(compute_urls, "arm") + _compile(network_urls, "arm") + _compile(resourcegraph_urls, "arm")
+          + _compile(containerservice_urls, "arm") + _compile(bootstrap_urls, "bootstrap")
           + _compile(pricing_urls, "prices") + _compile(control_urls, "control"))
 # The routes a method may take, in ROUTES' order (HEAD takes GET's): the first of them whose path matches
 # is the route, as it is of ROUTES; the others' paths are matched only to word a 405.
@@ -186,7 +189,8 @@ class Dispatcher:
                     resp = handler(self.control, req, params)
                 else:
                     self.before_service()
-                    name = params.get("name") or params.get("subnet") or params.get("vnet") or params.get("image")
+                    name = (params.get("name") or params.get("subnet") or params.get("vnet") or params.get("image")
+                            or params.get("machine"))
                     fctx = {"operation": op_name, "resource_group": params.get("rg"), "name": name,
                             "location": params.get("location"), "method": req.method, "path": req.path}
                     faults.check_request({k: v for k, v in fctx.items() if v is not None}, body_pass=False)

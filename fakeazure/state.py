@@ -21,6 +21,7 @@ from .compute import exceptions as compute_exc
 from .compute.evictions import SpotEvictions
 from .compute.galleries import CommunityGalleries
 from .compute.models import ComputeModel
+from .containerservice.models import ContainerServiceModel
 from .context import ArmContext
 from .dispatch import Dispatcher, RequestRecord
 from .faults import Fault, FaultEngine, FaultService
@@ -73,6 +74,7 @@ class FakeAzure:
         self.network = NetworkModel(self.rng, self.clock)
         self.topology = Topology(self.network.known_refs, self.region)
         self.compute = ComputeModel(self.rng, self.clock, self.network)
+        self.aks = ContainerServiceModel(self.rng, self.clock, self.compute)
         self.price_book = PriceBook(self.compute.skus.families, prices_page_size)
         self.faults = FaultEngine(self.rng)
         self.lro = Lro(self.rng, self.clock, subscription_id, lro, lro_retry_after)
@@ -83,7 +85,7 @@ class FakeAzure:
             topology=self.topology, galleries=CommunityGalleries(),
             resource_graph=ResourceGraph(self.compute, self.network, self.clock, subscription_id, resource_graph_lag),
             prices=self.price_book, faults=FaultService(self.faults, self._provision_error), lro=self.lro,
-            resource_groups=ResourceGroups(resource_groups), page_size=page_size)
+            resource_groups=ResourceGroups(resource_groups), page_size=page_size, aks=self.aks)
         self.dispatcher = Dispatcher(self.ctx, self, self.lock, self.rng, self.clock, self._tick)
         if skus is not None:
             self.add_skus(skus)
@@ -316,6 +318,31 @@ class FakeAzure:
                 self.faults.held, self.faults.held_names = before
 
     # ================================================================== inspection
+    def add_agent_pool(self, resource_group: str, cluster: str, name: str, node_resource_group: str,
+                       node_labels: Mapping[str, str] | None = None, mode: str = "Machines",
+                       subnet_id: str | None = None) -> None:
+        """An AKS cluster's agent pool the AKS Machine API provision modes create machines in (the provider's
+        AKS_MACHINES_POOL_NAME; a pool in ``Machines`` mode, as provider v1.14.0 hack/deploy/add-aks-machines-pool.sh
+        adds it). `node_labels`: what AKS writes on every node of the cluster besides each machine's own
+        (containerservice/models.py aks_labels); `subnet_id`: the subnet of a machine's NIC when the machine names
+        none (default: aks-vnet/aks-subnet in the node resource group)."""
+        from .containerservice.models import AgentPool
+        with self.lock:
+            self.aks.add_pool(AgentPool(resource_group, cluster, name, node_resource_group, self.region, mode,
+                                        dict(node_labels or {}), subnet_id))
+
+    def machines(self) -> list[dict]:
+        """Every AKS machine as the machines API shows it."""
+        with self.lock:
+            self._tick()
+            return [m.view(self.subscription_id) for m in self.aks.machines.values()]
+
+    def machine_vm_bodies(self) -> dict[str, dict]:
+        """VM name -> the VM body AKS made for a machine, customData (the kubelet's bootstrap) kept. The bodies are
+        shared, not copied: the kubelet stand-in reads them on every poll, and nothing changes one once made."""
+        with self.lock:
+            return dict(self.aks.bootstraps)
+
     def vms(self, resource_group: str | None = None) -> list[dict]:
         """VMs as ARM resources (the GET body, with ``provisioningState``)."""
         with self.lock:
@@ -396,6 +423,8 @@ class FakeAzure:
         the catalogs and prices.  Re-seeds the RNG (and rewinds the default clock)."""
         with self.lock:
             self.compute.clear()
+            self.aks.clear()
+            self.aks.pools.clear()
             self.compute.quota.clear()
             self.network.clear()
             self.topology.clear()
@@ -420,6 +449,7 @@ class FakeAzure:
                 "time": iso(self.clock.time()),
                 "vms": [self.compute.snapshot_vm(sub, vm) for vm in self.compute.list()],
                 "nics": [self.network.snapshot_nic(sub, n) for n in self.network.list()],
+                "machines": [m.view(sub) for m in self.aks.machines.values()],
                 "usages": {r: [{"name": u["name"]["value"], "current": u["currentValue"], "limit": u["limit"]}
                                for u in quota.usage_rows(r)
                                if u["currentValue"] or quota.explicit(r, u["name"]["value"])]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
 from harness.why.explain import ExplainError, requirement_view
+from harness.model.provisionmode import PROVISION_MODES
 from harness.scenario.selection import select_jobs
 from harness.scenario.yamlsource import SourceError
 
@@ -42,6 +43,7 @@ def cmd_validate(args) -> int:
     bad = 0
     count = 0
     warned = 0
+    from harness.model.provisionmode import refusal as mode_refusal
     from harness.scenario.admitcheck import unexpected_refusals
     for f in files:
         try:
@@ -55,6 +57,9 @@ def cmd_validate(args) -> int:
         for sc in loaded:                                     # what the release's API server would refuse
             for line in unexpected_refusals(sc):
                 bad += 1
+                print(line, file=sys.stderr)
+            for line in dict.fromkeys(filter(None, (mode_refusal(sc, p) for p in sc.profiles))):
+                bad += 1                                      # ... and its controller, a mode it lacks
                 print(line, file=sys.stderr)
     if bad:
         return EXIT_BAD_INPUT
@@ -244,6 +249,9 @@ def cmd_run(args) -> int:
         print(f"WARNING: {text}", file=sys.stderr)
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
+    if args.provision_mode:
+        from harness.model.provisionmode import MODE_ENV
+        os.environ[MODE_ENV] = args.provision_mode
     against = _against(args)
     if isinstance(against, str):
         print(f"harness run: {against}", file=sys.stderr)
@@ -856,6 +864,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--real-timing", default=None, choices=["fast", "upstream"],
                    help="with --engine real: fast (the default): a disruption pass on request, two of core's waits divided by ten; "
                         "upstream runs the release as is (harness/data/controller-timing.yaml)")
+    r.add_argument("--provision-mode", default=None, choices=PROVISION_MODES,
+                   help="the provider's PROVISION_MODE for every scenario whose given.cluster names none, on both engines "
+                        "(harness/model/provisionmode.py; a release without the mode refuses the run)")
     r.add_argument("--provider-git", default=None, metavar="DIR",
                    help="with --engine real: the provider's git history (a karpenter-provider-azure clone with its "
                         "tags; also HARNESS_PROVIDER_GIT): a release profile runs that release's own controller, "

@@ -200,6 +200,8 @@ def _operations(op) -> list[str]:
 
 def fakeazure() -> str:
     from fakeazure.compute.urls import url_patterns as compute
+    from fakeazure.containerservice.urls import bootstrap_patterns as bootstrapping
+    from fakeazure.containerservice.urls import url_patterns as containerservice
     from fakeazure.control import url_patterns as control
     from fakeazure.network.urls import url_patterns as network
     from fakeazure.pricing.urls import url_patterns as pricing
@@ -207,6 +209,9 @@ def fakeazure() -> str:
     tables = [("Microsoft.Compute", "fakeazure/compute/urls.py", compute),
               ("Microsoft.Network", "fakeazure/network/urls.py", network),
               ("Microsoft.ResourceGraph", "fakeazure/resourcegraph/urls.py", resourcegraph),
+              ("Microsoft.ContainerService", "fakeazure/containerservice/urls.py", containerservice),
+              ("Node bootstrapping (plain http, no api-version)", "fakeazure/containerservice/urls.py",
+               bootstrapping),
               ("Retail Prices API (prices.azure.com)", "fakeazure/pricing/urls.py", pricing),
               ("Control API (the fake's own)", "fakeazure/control.py", control)]
     lines = _header("fakeazure's route tables (" + ", ".join(t[1] for t in tables) + ")") + [

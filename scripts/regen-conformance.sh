@@ -10,13 +10,17 @@
 #   bash scripts/regen-conformance.sh --stale [OUT_DIR]      # only the runs the report no longer describes
 #                                                             # (a scenario added or edited, a simulated outcome changed)
 #   MERGE=1 bash scripts/regen-conformance.sh OUT_DIR selection...   # rerun a selection, keep the other entries
+#   MODE=aksmachineapi bash scripts/regen-conformance.sh '' scenarios/design-0006   # one provision mode's report
 #   NO_CHECK=1 ...                                           # write the report, leave `check` to the caller
 #                                                             # (the nightly joins one report per part first)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stale=
 if [ "${1:-}" = "--stale" ]; then stale=1; shift; fi
-out=${1:-docs/conformance}
+# MODE=<provision mode>: every run in that mode (both engines; harness/model/provisionmode.py), into
+# docs/conformance/modes/<mode> unless OUT_DIR is given; the check and --stale read it too
+if [ -n "${MODE:-}" ]; then export HARNESS_PROVISION_MODE=$MODE; fi
+out=${1:-docs/conformance${MODE:+/modes/$MODE}}
 shift || true
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
 if [ -n "$stale" ]; then

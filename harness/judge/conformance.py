@@ -16,6 +16,7 @@ from pathlib import Path
 from harness.backends.embedded import EmbeddedBackend
 from harness.loop import races as loop_races
 from harness.model.knobrelease import knob_release
+from harness.model.provisionmode import DEFAULT_MODE, mode_for
 from harness.scenario.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
 from harness.judge.outcome import (TERMINATION_LABELS, TERMINATION_TAINTS, counts_view, digest,  # noqa: F401
@@ -352,6 +353,8 @@ def judge(scenario, profile: str, real, kubernetes_version: str | None = None,
             if entry["status"] == "unexplained":
                 entry = compare(explored, real, alternatives=alternatives, as_counts=True)
     entry["simulated"], entry["simDigest"] = verdict(sim), sim_digest(sim)     # the whole scenario's
+    # the provider's provision mode both sides ran in (the scenario's, or the harness option's: provisionmode.py)
+    entry["provisionMode"] = mode_for(scenario.given.get("cluster") or {}) or DEFAULT_MODE
     if same is not scenario:
         entry["compared"] = f"after steps[{played - 1}]" if played else "before steps[0]"
     return entry
@@ -417,10 +420,14 @@ ENTRIES = "entries"
 
 
 def write_entry(out_dir: Path, entry: dict) -> Path:
-    """One run's entry, under a name unique to the scenario x profile (xdist workers write in parallel)."""
+    """One run's entry, under a name unique to the scenario x profile x provision mode (xdist workers write in
+    parallel)."""
     d = out_dir / ENTRIES
     d.mkdir(parents=True, exist_ok=True)
-    f = d / f"{digest([entry['file'], entry['scenario'], entry['profile']])}.json"
+    key = [entry["file"], entry["scenario"], entry["profile"]]
+    if entry.get("provisionMode", DEFAULT_MODE) != DEFAULT_MODE:       # a mode's report may share the directory
+        key.append(entry["provisionMode"])
+    f = d / f"{digest(key)}.json"
     f.write_text(json.dumps(entry, default=str))
     return f
 
@@ -542,6 +549,10 @@ def render_markdown(totals: dict, entries: list[dict]) -> str:
              f"strict xfail naming the wrong side, {totals.get('unexplained', 0)} unexplained); real verdicts: "
              f"{totals['realPass']} pass, {totals['realFail']} fail. Generated {totals['generated']}, "
              f"{totals['seconds']:.0f} s of real-engine runs.", "",
+             *([f"Provision mode: {', '.join(modes)} (the harness's --provision-mode; "
+                "[Provision modes](../../../engines/real-engine.md#provision-modes)).", ""]
+               if (modes := sorted({e.get("provisionMode") or DEFAULT_MODE for e in entries})) != [DEFAULT_MODE]
+               else []),
              "Fields that differ by construction (random names, unpinned zones) are listed under `noise` in the JSON, not here.", "",
              "| scenario | profile | simulated | real | status | differing fields | real s |", "|---|---|---|---|---|---|---|"]
     for e in entries:

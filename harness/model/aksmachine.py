@@ -41,11 +41,6 @@ def not_modeled() -> tuple[str, ...]:
     return tuple(" ".join(str(n).split()) for n in rule()["notModeled"])
 
 
-def provision_modes(profile: Profile) -> tuple[str, ...]:
-    """The PROVISION_MODE values the profile's release knows (probe provider.provisionModes)."""
-    return tuple(profile.provider.get("provisionModes") or ())
-
-
 @dataclass(frozen=True)
 class MachineLabels:
     """What configureLabelsAndMode sends and what AKS then writes on the Node."""

@@ -284,6 +284,12 @@ class Profile:
         return value if value is not None else _lookup(raw_profile(DEFAULT_PROFILE)["provider"], path)
 
     @property
+    def provision_modes(self) -> tuple[str, ...]:
+        """The PROVISION_MODE values the release accepts (probe provider.provisionModes, its pkg/consts/consts.go);
+        a release that reads none (before v0.6.2) has aksscriptless only."""
+        return tuple(self.provider_setting("provisionModes") or ()) or ("aksscriptless",)
+
+    @property
     def nodeclass_hash_version(self) -> str | None:
         """The AKSNodeClass hash version the release stamps on a NodeClaim at Create and compares at drift
         (AKSNodeClassHashVersion; probe provider.nodeClassHash.version); None where the release has no

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from harness.model.provisionmode import MODE_ENV, PROVISION_MODES
 from harness.scenario.notices import HarnessWarning
 from harness.scenario.selection import SUFFIX, no_scenario, profiles_for, split_profiles, unknown_profile
 
@@ -47,6 +48,9 @@ def pytest_addoption(parser):
                     help="with --harness-engine real: fast (the default): a disruption pass on request, two of core's waits divided by "
                          "ten; upstream runs the release as is (harness/data/controller-timing.yaml; "
                          "also KARPENTER_CONTROLLER_TIMING)")
+    group.addoption("--harness-provision-mode", default=None, choices=PROVISION_MODES, dest="harness_provision_mode",
+                    help="the provider's PROVISION_MODE for every scenario whose given.cluster names none, on both "
+                         "engines (harness/model/provisionmode.py; also HARNESS_PROVISION_MODE)")
     group.addoption("--harness-provider-git", default=None, metavar="DIR", dest="harness_provider_git",
                     help="with --harness-engine real: a karpenter-provider-azure clone with its tags, for "
                          "--harness-provider-version (also KARPENTER_PROVIDER_GIT)")
@@ -133,6 +137,8 @@ def pytest_configure(config):
     config.pluginmanager.register(ScenarioReporting(config), "harness-scenario-reporting")
     if config.option.harness_real_timing:       # read where the controller is found (xdist workers inherit it)
         os.environ["KARPENTER_CONTROLLER_TIMING"] = config.option.harness_real_timing
+    if config.option.harness_provision_mode:    # read by cluster_settings on both engines (xdist workers inherit it)
+        os.environ[MODE_ENV] = config.option.harness_provision_mode
     choose_provider(config.option)
     if config.option.harness_report and not hasattr(config, "workerinput"):   # before any worker writes a run
         from harness.report.runpage import clear

@@ -445,26 +445,17 @@ def check_semantics(doc: Document, data: dict) -> list[SourceError]:
 
 
 def provision_mode_error(doc: Document, data: dict, profile: str) -> SourceError | None:
-    """given.cluster.provisionMode under a release that lacks the mode (probe provider.provisionModes, read from
-    the release's pkg/consts/consts.go): refused at its line, as the controller of that release refuses the value."""
-    from harness.model.aksmachine import provision_modes
-    from harness.model.profile import load_profile
-    from harness.model.releases import resolve
+    """given.cluster.provisionMode under a release that lacks the mode (harness/model/provisionmode.py lacks):
+    refused at its line, as the controller of that release refuses the value."""
+    from harness.model.provisionmode import lacks
     mode = ((data.get("given") or {}).get("cluster") or {}).get("provisionMode")
     if mode is None:
         return None
     try:
-        answer = resolve(profile).profile
-        prof = load_profile(answer)
+        why = lacks(str(mode), profile)
     except ProfileError:
         return None                     # reported as an unknown profile
-    known = provision_modes(prof)
-    if mode in known or (not known and mode == "aksscriptless"):
-        return None
-    has = f"it has {', '.join(known)}" if known else "it has no PROVISION_MODE: it bootstraps as aksscriptless does"
-    return doc.error(("given", "cluster", "provisionMode"),
-                     f"provisionMode {mode}: profile {profile}"
-                     + (f" (release {answer})" if answer != profile else "") + f" has no such PROVISION_MODE ({has})")
+    return None if why is None else doc.error(("given", "cluster", "provisionMode"), why)
 
 
 def _pricing_errors(doc: Document, given: dict) -> list[SourceError]:

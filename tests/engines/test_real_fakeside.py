@@ -66,3 +66,19 @@ def test_a_fault_that_refuses_every_time_holds_the_run_for_its_first_request_onl
     before = time.monotonic()
     tap.handle("GET", url, {"Host": "management.azure.com"})
     assert tap.first_tries_until >= before + SDK_BACKOFF
+
+
+def test_the_vms_aks_made_for_machines_are_seen_as_puts():
+    """The AKS Machine API modes put no VM: AKS makes each machine's, with the kubelet's bootstrap kept."""
+    import fakeazure
+    fa = fakeazure.FakeAzure(lro="sync")
+    fa.add_agent_pool("rg", "c", "testmpool", "MC_rg")
+    body = {"zones": ["1"], "properties": {"hardware": {"vmSize": "Standard_D2s_v3"}, "mode": "User",
+                                           "kubernetes": {"nodeLabels": {"env": "prod"}}}}
+    fa.handle("PUT", "https://management.azure.com/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/"
+                     "rg/providers/Microsoft.ContainerService/managedClusters/c/agentPools/testmpool/machines/m1"
+                     "?api-version=1", {}, json.dumps(body))
+    (name, put), = WireTap(fa).machine_vm_puts().items()
+    assert name.startswith("aks-testmpool-m1-") and put.kind == "vm" and put.status == 201
+    assert put.body["properties"]["osProfile"]["customData"]
+    assert WireTap(_State()).machine_vm_puts() == {}

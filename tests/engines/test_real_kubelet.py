@@ -357,3 +357,18 @@ def test_a_jobs_pod_succeeds_once_its_run_duration_passed_on_the_run_clock(monke
     patched.clear()
     assert not kl.finish_jobs([_job_pod()], [{"metadata": {"name": "reindex", "namespace": "default"}}])
     assert not kl.finish_jobs([_job_pod(phase="Succeeded")], [job]) and patched == []
+
+
+def test_a_bootstrap_aks_made_gets_the_flags_aks_fills_in():
+    """A machine's VM (fakeazure/containerservice) sets no --kube-reserved and, without the machine's maxPods, no
+    --max-pods: the stand-in reserves as the provider's own bootstrap does and takes the network plugin's pods."""
+    from fakeazure.containerservice.models import bootstrap_script
+    from harness.runner.engines.real.kubelet import with_aks_defaults
+    boot = decode_custom_data(bootstrap_script({"team": "a"}, ["karpenter.sh/unregistered:NoExecute"], None))
+    assert boot.aks_made and "--kube-reserved" not in boot.flags
+    facts = MachineFacts("aks-testmpool-m-12345678-vm", "amd64", 2, 8 * 1024, 128)
+    full = with_aks_defaults(boot, facts, {"networkPlugin": "azure", "networkPluginMode": "overlay"})
+    assert full.max_pods == 250 and full.flags["--kube-reserved"] == "cpu=100m,memory=1843Mi"
+    assert full.flags["--eviction-hard"] == "memory.available<750Mi" and full.node_labels == {"team": "a"}
+    own = decode_custom_data(_script("env=prod", FLAGS))
+    assert not own.aks_made and with_aks_defaults(own, facts, {}) is own

@@ -116,3 +116,33 @@ def test_token_credentials_follow_the_azidentity_the_release_builds_with(tmp_pat
         (tree / "go.mod").write_text("module x\n\nrequire (\n"
                                      f"\tgithub.com/Azure/azure-sdk-for-go/sdk/azidentity {azidentity}\n)\n")
     assert settings.token_credentials(tree) == value
+
+
+@pytest.mark.parametrize("mode, want", [
+    ("aksscriptless", {}),
+    ("bootstrappingclient", {"NODEBOOTSTRAPPING_SERVER_URL": "127.0.0.1:8080"}),
+    ("aksmachineapi", {"AKS_MACHINES_POOL_NAME": "testmpool", "USE_SIG": "true", "SIG_SUBSCRIPTION_ID": "sub"}),
+    ("aksmachineapiheaderbatch", {"AKS_MACHINES_POOL_NAME": "testmpool", "USE_SIG": "true",
+                                  "SIG_SUBSCRIPTION_ID": "sub"}),
+])
+def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, want):
+    """provider v1.14.0 pkg/operator/options/options_validation.go validateProvisionMode, validateUseSIG."""
+    ep, files = _files(tmp_path)
+    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "provisionMode": mode}
+    env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2, "probe": 3},
+                                  bootstrap="127.0.0.1:8080")
+    assert env["PROVISION_MODE"] == mode
+    assert {k: env[k] for k in want} == want
+    assert not {"NODEBOOTSTRAPPING_SERVER_URL", "AKS_MACHINES_POOL_NAME", "USE_SIG"} - set(want) & set(env)
+
+
+def test_the_pools_aks_labels_are_the_clusters_base_labels():
+    """real-engine.yaml aks_pool_labels: what AKS writes on a machine's node for the cluster, normalized as the
+    provider normalizes them (the cluster label of a resource group no label value can hold)."""
+    from harness.model.profile import load_profile
+    labels = settings.aks_pool_labels(load_profile("upstream"), {"nodeResourceGroup": "MC_rg_(prod)", "region": "x",
+                                                                 "vnetGUID": "g", "subnetName": "sn"})
+    assert labels["kubernetes.azure.com/cluster"] == "MC_rg_-prod-z"
+    assert labels["kubernetes.azure.com/azure-cni-overlay"] == "true" and labels["kubernetes.azure.com/network-subnet"] == "sn"
+    assert set(labels) <= set(settings.engine_data()["aks_pool_labels"])
+    assert "kubernetes.azure.com/mode" not in labels and "kubernetes.azure.com/os-sku" not in labels

@@ -2,7 +2,7 @@
 (release-probes.yaml provider.provisionModes, provider.aksMachine.*)."""
 from __future__ import annotations
 
-from harness.model.aksmachine import (is_machine_mode, machine_labels, not_modeled, provision_modes, strip_reason,
+from harness.model.aksmachine import (is_machine_mode, machine_labels, not_modeled, strip_reason,
                                       writer)
 from harness.model.profile import load_profile
 from harness.model.requirements import Requirements
@@ -21,10 +21,10 @@ def _labels(profile: str, nodeclaim: dict, claim: dict | None = None, zone: str 
 
 def test_modes_per_release():
     # pkg/consts/consts.go: aksmachineapi since v1.7.0, aksmachineapiheaderbatch since v1.12.0
-    assert provision_modes(load_profile("v1.6.8")) == ("aksscriptless", "bootstrappingclient")
-    assert "aksmachineapi" in provision_modes(load_profile("v1.7.2"))
-    assert "aksmachineapiheaderbatch" not in provision_modes(load_profile("v1.10.2"))
-    assert provision_modes(load_profile("v1.14.2"))[-1] == "aksmachineapiheaderbatch"
+    assert load_profile("v1.6.8").provision_modes == ("aksscriptless", "bootstrappingclient")
+    assert "aksmachineapi" in load_profile("v1.7.2").provision_modes
+    assert "aksmachineapiheaderbatch" not in load_profile("v1.10.2").provision_modes
+    assert load_profile("v1.14.2").provision_modes[-1] == "aksmachineapiheaderbatch"
     assert is_machine_mode("aksmachineapiheaderbatch") and not is_machine_mode("bootstrappingclient")
     assert writer() == "aks" and len(not_modeled()) == 4
 

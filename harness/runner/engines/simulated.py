@@ -80,7 +80,8 @@ class SimulatedEngine:
         return get_backend(backend).available()
 
     def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:
-        return None
+        from harness.model.provisionmode import refusal
+        return refusal(scenario, profile)
 
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, *,
               max_iterations: int | None = None, record_bodies: bool = False) -> SimulatedRun:

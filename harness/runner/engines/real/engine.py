@@ -272,6 +272,9 @@ class RealEngine:
         """Why the real engine cannot run `scenario` under `profile` on any cluster, or None. The release's
         controller is judged last: finding it may build it (~15 min), which a scenario skipped for another
         reason never needs."""
+        from harness.model.provisionmode import refusal
+        if (refused := refusal(scenario, profile)) is not None:
+            return refused
         knobs = scenario.given.get("knobs")
         replay = knob_release(profile, knobs, scenario.api_versions) if knobs and profile else None
         if knobs and not self.judge_release:
@@ -501,6 +504,13 @@ class RealRun:
                 # Azure deleting a VM (given.loop.vmDelete): the provider's Delete polls the operation until then
                 fake.set_operation_seconds("vm.delete", scenario_duration(vm_delete))
             self.cfg = cfg = cluster_settings(scenario)
+            # the agent pool the AKS Machine API modes create machines in, in the controller's cluster resource
+            # group (ARM_RESOURCE_GROUP, real-engine.yaml) and cluster (CLUSTER_NAME)
+            fake.add_agent_pool(settings.engine_data()["environment"]["ARM_RESOURCE_GROUP"], cfg["clusterName"],
+                                settings.engine_data()["machines_pool"], cfg["nodeResourceGroup"],
+                                settings.aks_pool_labels(load_profile(answering or profile), cfg),
+                                subnet_id=settings.subnet_id(fake.subscription_id, cfg["nodeResourceGroup"],
+                                                             cfg.get("subnetName") or "aks-subnet"))
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
@@ -1154,6 +1164,7 @@ class RealRun:
         self.sandbox = self.kept.sandbox
         self.kept.key = keeper.controller_key(self.ctl, self.cluster, self.scenario, cfg, self.fake)
         self.kubelets.rg = cfg["nodeResourceGroup"]
+        self.kubelets.settings = cfg
         self.timings["restart"] = self.timings.get("restart", 0.0) + time.monotonic() - t0
         self.redrift.append(f"the controller restarted with new settings ({', '.join(changed)}): drift checked anew")
 

@@ -117,6 +117,12 @@ class WireTap:
         with self._lock:
             return {p.name: p for p in self.puts if p.kind == "vm" and 200 <= p.status < 300}
 
+    def machine_vm_puts(self) -> dict[str, Put]:
+        """The VMs AKS made for machines (the AKS Machine API modes), as if put: their bodies keep the bootstrap
+        AKS gives the kubelet (fakeazure/containerservice/models.py)."""
+        bodies = getattr(self.state, "machine_vm_bodies", None)
+        return {name: Put("vm", name, "", body, 201) for name, body in (bodies() if bodies else {}).items()}
+
     def nic_puts(self) -> dict[str, Put]:
         with self._lock:
             return {p.name: p for p in self.puts if p.kind == "nic" and 200 <= p.status < 300}
@@ -145,5 +151,14 @@ def serve(switch: Switch, tls_dir: Path, names: tuple[str, ...] = ()):
     is valid for `names` too (the Azure host names the sandbox resolves to it)."""
     from fakeazure.server import FakeAzureServer
     server = FakeAzureServer(switch, tls=True, tls_dir=str(tls_dir), tls_names=names)
+    server.start()
+    return server
+
+
+def serve_plain(switch: Switch):
+    """The fake behind `switch` on a loopback plain-http port: the node bootstrapping client speaks http to
+    NODEBOOTSTRAPPING_SERVER_URL (provider v1.14.0 pkg/providers/imagefamily/nodebootstrappingclient.go Get)."""
+    from fakeazure.server import FakeAzureServer
+    server = FakeAzureServer(switch, tls=False)
     server.start()
     return server

@@ -84,6 +84,7 @@ class Kept:
     home: Path
     switch: fakeside.Switch
     server: object = None
+    plain: object = None        # the fake on plain http: the node bootstrapping server (bootstrappingclient)
     sandbox: Sandbox | None = None
     entry: object = None
     runs: int = 0
@@ -166,6 +167,8 @@ class Kept:
                 self.sandbox.stop()
             if self.server is not None:
                 self.server.stop()
+            if self.plain is not None:
+                self.plain.stop()
         finally:
             shutil.rmtree(self.home, ignore_errors=True)
             if self.entry is not None:
@@ -191,8 +194,10 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
         secrets = clusterprep.prepare(cluster, ctl, home)
         public = settings.engine_data()["public_cloud"]
         kept.server = fakeside.serve(kept.switch, home / "fake-tls", tuple(public["hosts"]))
+        kept.plain = fakeside.serve_plain(kept.switch)          # the node bootstrapping server (plain http)
         tap = kept.switch.plug(fake)
         fake_port = int(kept.server.url.rsplit(":", 1)[1])
+        plain_port = int(kept.plain.url.rsplit(":", 1)[1])
         api_port = int(cluster.server.rsplit(":", 1)[1])
         arm, fake_forward, hosts = settings.cloud(scenario.given, fake_port)
         endpoints = settings.Endpoints(arm, Path(kept.server.ca_path), cluster.server, Path(cluster.server_ca))
@@ -204,10 +209,12 @@ def start(key: tuple, ctl, cluster, scenario, cfg: dict, fake) -> tuple[Kept, fa
                                         ports=CONTROLLER_PORTS, feature_gates=scenario.given.get("featureGates"),
                                         loop=scenario.given.get("loop"), fqdn=fqdn, tree=ctl.tree,
                                         clock_file=getattr(cluster, "clock_file", None),
-                                        harness_env=scale.controller_env(scenario))
+                                        harness_env=scale.controller_env(scenario),
+                                        bootstrap=f"127.0.0.1:{plain_port}")
         env = kept.env_of(cfg)
         kept.sandbox = Sandbox("karpenter-controller", [str(ctl.path)], env, home, secrets,
-                               [fake_forward, Forward(api_port, api_port)], hosts=hosts + ((fqdn,) if fqdn else ()))
+                               [fake_forward, Forward(api_port, api_port), Forward(plain_port, plain_port)],
+                               hosts=hosts + ((fqdn,) if fqdn else ()))
         kept.sandbox.start(kept.log)
         kept.runs = 1
     except BaseException:

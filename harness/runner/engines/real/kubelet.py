@@ -40,6 +40,7 @@ class Bootstrap:
     node_labels: dict[str, str]
     flags: dict[str, str]
     raw_labels: str = ""
+    aks_made: bool = False          # AKS wrote it (fakeazure/containerservice/models.py BOOTSTRAP_MARK)
 
     @property
     def taints(self) -> list[dict]:
@@ -86,7 +87,28 @@ def decode_custom_data(custom_data: str) -> Bootstrap:
     for tok in shlex.split(found.get("KUBELET_FLAGS", "")):
         k, _, v = tok.partition("=")
         flags[k] = v
-    return Bootstrap(labels, flags, found["KUBELET_NODE_LABELS"])
+    from fakeazure.containerservice.models import BOOTSTRAP_MARK
+    return Bootstrap(labels, flags, found["KUBELET_NODE_LABELS"], aks_made=text.startswith(BOOTSTRAP_MARK))
+
+
+def with_aks_defaults(boot: Bootstrap, facts: MachineFacts, settings: dict) -> Bootstrap:
+    """A bootstrap AKS made (fakeazure/containerservice: the AKS Machine API and node bootstrapping modes) with
+    the flags AKS fills in where the machine or profile left them: --max-pods by the network plugin and
+    --kube-reserved, --eviction-hard as the provider computes them for its own aksscriptless bootstrap
+    (harness/model/overhead.py: the provider mirrors AKS's formula there; harness assumption that AKS's own
+    bootstrap reserves the same). A bootstrap of the provider's own is returned as it is."""
+    from harness.model.overhead import EVICTION_MEMORY_AVAILABLE, MIB, kube_reserved, max_pods
+    if not boot.aks_made:
+        return boot
+    flags = dict(boot.flags)
+    if "--max-pods" not in flags:
+        flags["--max-pods"] = str(max_pods(None, str(settings.get("networkPlugin") or ""),
+                                           str(settings.get("networkPluginMode") or "")))
+    if "--kube-reserved" not in flags:
+        r = kube_reserved(facts.vcpus, facts.memory_mib / 1024)
+        flags["--kube-reserved"] = f"cpu={r['cpu']}m,memory={r['memory'] // MIB}Mi"
+        flags.setdefault("--eviction-hard", f"memory.available<{EVICTION_MEMORY_AVAILABLE // MIB}Mi")
+    return Bootstrap(boot.node_labels, flags, boot.raw_labels, aks_made=True)
 
 
 def bootstrap_of(vm_put: dict) -> Bootstrap:
@@ -173,6 +195,7 @@ class Kubelets:
         self.boot_seconds = boot
         self._up_since: dict[str, float] = {}               # VM name -> when its create was first seen done
         self.rg = settings["nodeResourceGroup"]
+        self.settings = settings            # the cluster's (azureside.cluster_settings): with_aks_defaults reads it
         self.region = settings["region"]
         self.records: dict[str, KubeletRecord] = {}        # VM name -> record
         self._pending_ccm: set[str] = set()
@@ -207,7 +230,7 @@ class Kubelets:
     def step(self) -> bool:
         progress = False
         self._claims = None
-        puts = {n: p for n, p in self.tap.vm_puts().items()
+        puts = {n: p for n, p in {**self.tap.vm_puts(), **self.tap.machine_vm_puts()}.items()
                 if n not in self.records and n.lower() not in self.held and self._running(n) and self._booted(n)}
         if puts and not self.seeding and self.release_held():
             self._lead_until = time.monotonic() + IN_FLIGHT_LEAD
@@ -292,7 +315,8 @@ class Kubelets:
         size = ((body.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
         facts = machine_facts(body, self._skus.get(size.lower()))
         try:
-            boot = bootstrap_of(body)
+            from harness.runner.engines.real.settings import engine_data
+            boot = with_aks_defaults(bootstrap_of(body), facts, {**engine_data()["cluster_defaults"], **self.settings})
         except BootstrapError as e:
             self.records[vm_name] = KubeletRecord(vm_name, facts.hostname or vm_name, Bootstrap({}, {}), refused=str(e))
             return

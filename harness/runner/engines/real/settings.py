@@ -91,10 +91,36 @@ def _semver(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v.split("-")[0])[:3])
 
 
+def mode_env(mode: str, subscription: str, bootstrap: str | None) -> dict[str, str]:
+    """What the provision mode adds to the controller's environment (real-engine.yaml provision_modes)."""
+    data = engine_data()
+    values = {"pool": data["machines_pool"], "subscription": subscription, "bootstrap": bootstrap or ""}
+    return {k: str(v).format(**values) for k, v in (data["provision_modes"].get(mode) or {}).items()}
+
+
+def aks_pool_labels(profile, settings: dict) -> dict[str, str]:
+    """The labels AKS writes on every node of the machines' pool (real-engine.yaml aks_pool_labels): the
+    profile's base labels for the cluster `settings` describes, computed as the simulation computes them
+    (harness/loop/azure.py AzureProvider.label_facts, for a default AKSNodeClass: the keys kept describe the
+    cluster only)."""
+    from types import SimpleNamespace
+
+    from harness.loop.azure import AzureProvider
+    from harness.model.params import ClusterParams, NodeClassParams
+    from harness.model.writers import base_labels
+    data = engine_data()
+    cluster = ClusterParams.from_dict({**data["cluster_defaults"], **settings})
+    facts = AzureProvider.label_facts(SimpleNamespace(cluster=cluster, rg=settings["nodeResourceGroup"]),
+                                      NodeClassParams(), "amd64")
+    labels = base_labels(profile, facts)
+    return {k: labels[k] for k in data["aks_pool_labels"] if k in labels}
+
+
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
                    az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None,
                    loop: dict | None = None, fqdn: str | None = None, tree: Path | None = None,
-                   clock_file: Path | None = None, harness_env: dict[str, str] | None = None) -> dict[str, str]:
+                   clock_file: Path | None = None, harness_env: dict[str, str] | None = None,
+                   bootstrap: str | None = None) -> dict[str, str]:
     """The whole environment of the controller process (it starts with `env -i`: nothing is
     inherited). `settings` is the scenario's cluster settings (harness/runner/engines/azureside.py
     cluster_settings); `feature_gates` the scenario's given.featureGates, as Karpenter's FEATURE_GATES
@@ -104,7 +130,8 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
     same options.go); `fqdn` the API server's name in CLUSTER_ENDPOINT (cluster_fqdn); `tree` the source
     the controller was built from (token_credentials); `clock_file` the cluster's clock file, whose offset
     a fast build's clock adds (controller-timing.yaml kind `clock`; runclock.py); `harness_env` what else a fast
-    build reads (scale.controller_env)."""
+    build reads (scale.controller_env); `bootstrap` the host:port of the fake's plain-http listener (the node
+    bootstrapping server, mode_env)."""
     data = engine_data()
     host, port = endpoints.apiserver_url.removeprefix("https://").rsplit(":", 1)
     env = {k: str(v) for k, v in data["environment"].items()}
@@ -134,6 +161,7 @@ def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path],
     })
     if clock_file is not None:
         env["KARPENTER_HARNESS_CLOCK_FILE"] = str(clock_file)      # read by a fast build only
+    env.update(mode_env(env.get("PROVISION_MODE", "aksscriptless"), subscription, bootstrap))
     env.update(harness_env or {})
     if (loop or {}).get("minValuesPolicy"):
         env["MIN_VALUES_POLICY"] = str(loop["minValuesPolicy"])
