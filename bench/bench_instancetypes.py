@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
+from harness.model.azure.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
 from harness.scenario.catalogs import catalog  # noqa: E402
 
 

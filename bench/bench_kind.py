@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from harness.backends.registry import get_backend  # noqa: E402
-from harness.model.profile import load_profile  # noqa: E402
-from harness.model.writers import kubelet_self_labels  # noqa: E402
+from harness.model.upstream.profile import load_profile  # noqa: E402
+from harness.model.labels.writers import kubelet_self_labels  # noqa: E402
 
 GOOD = {"example.com/team": "a", "node.kubernetes.io/instance-type": "Standard_D2s_v5",
         "karpenter.sh/nodepool": "default"}

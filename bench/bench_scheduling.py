@@ -54,12 +54,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fakeazure.catalog import synthetic_prices, synthetic_skus  # noqa: E402
-from harness.loop.pods import PodView  # noqa: E402
-from harness.loop.scheduling import Scheduler, Template  # noqa: E402
-from harness.loop.topology import Topology, topology_keys, universe_for  # noqa: E402
-from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
-from harness.model.profile import load_profile  # noqa: E402
-from harness.model.semantics import semantics_for  # noqa: E402
+from harness.loop.scheduling.pods import PodView  # noqa: E402
+from harness.loop.scheduling.scheduler import Scheduler, Template  # noqa: E402
+from harness.loop.scheduling.topology import Topology, topology_keys, universe_for  # noqa: E402
+from harness.model.azure.instancetypes import ClusterParams, NodeClassParams, build_instance_types  # noqa: E402
+from harness.model.upstream.profile import load_profile  # noqa: E402
+from harness.model.labels.semantics import semantics_for  # noqa: E402
 from harness.heap import freeze_long_lived  # noqa: E402
 from harness.scenario.catalogs import catalog  # noqa: E402
 
@@ -116,7 +116,7 @@ def solve_once(n: int, its, profile, sem, mix: str, freeze: bool = True, trace: 
     c0 = time.process_time()
     template = Template.from_nodepool(NODEPOOL, list(its), profile, sem)
     keys = set().union(*(topology_keys(p) for p in batch))
-    # as the provisioner builds it (harness/loop/controllers/provisioner.py): the profile's well-known
+    # as the provisioner builds it (harness/loop/provisioning/provisioner.py): the profile's well-known
     # labels let a claim's requirements leave a zone undefined
     topo = Topology(universe_for(keys, [template]), {}, [], sem=sem, well_known=profile.well_known_labels) if keys else None
     scheduler = Scheduler([template], [], profile, sem, topology=topo)

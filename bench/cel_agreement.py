@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT / "tests" / "backends"))
 import crd_cases  # noqa: E402
 
 from harness.backends.local import LocalBackend  # noqa: E402
-from harness.model import crdrules  # noqa: E402
-from harness.model.profile import load_profile  # noqa: E402
+from harness.model.crd import rules as crdrules  # noqa: E402
+from harness.model.upstream.profile import load_profile  # noqa: E402
 
 
 def main() -> int:

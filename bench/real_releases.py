@@ -21,11 +21,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness.backends.controller import ENV_GIT  # noqa: E402
+from harness.backends.binaries.controller import ENV_GIT  # noqa: E402
 from harness.backends.registry import close_shared, shared_cluster  # noqa: E402
 from harness.runner.engines import get_engine  # noqa: E402
 from harness.runner.engines.base import execute_guarded, verdict  # noqa: E402
-from harness.runner.engines.real.releasectl import newest_patches, tags_of  # noqa: E402
+from harness.runner.engines.real.controller.releasectl import newest_patches, tags_of  # noqa: E402
 from harness.scenario.load import find_scenario_files, load_scenarios  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +92,7 @@ def main() -> int:
         print("--provider-git DIR (or HARNESS_PROVIDER_GIT): a karpenter-provider-azure clone with its tags", file=sys.stderr)
         return 2
     os.environ[ENV_GIT] = args.provider_git
-    from harness.model.releases import release_profiles
+    from harness.model.upstream.releases import release_profiles
     releases = args.release or newest_patches(tags_of(Path(args.provider_git)))
     engine = get_engine("real")
     if args.build_only:

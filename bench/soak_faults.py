@@ -53,8 +53,8 @@ def run_once(sc, profile, cluster):
     from fakeazure.clients import compute_client, network_client
     from harness.loop.clock import SimClock
     from harness.loop.simulation import SimConfig, Simulation
-    from harness.model import instancetypes as itmod
-    from harness.model.profile import profile_with_knobs
+    from harness.model.azure import instancetypes as itmod
+    from harness.model.upstream.profile import profile_with_knobs
     from harness.runner.engines.azureside import cluster_settings, fake_azure
 
     cluster.reset()

@@ -144,7 +144,7 @@ def _in_process_policies(credential: FakeCredential, moniker: str, kwargs: dict)
     UserAgentPolicy; azure-mgmt-network the same) without the policies that do nothing to a request the
     in-process transport answers: ProxyPolicy (no proxies), RedirectPolicy and SensitiveHeaderCleanupPolicy (the
     fake never redirects), RetryPolicy (``retry_total=0``: it passes every answer and error through; the
-    provider's retries are the harness's, harness/loop/azure.py call), NetworkTraceLoggingPolicy
+    provider's retries are the harness's, harness/loop/azure/provider.py call), NetworkTraceLoggingPolicy
     (``logging_enable`` unset), DistributedTracingPolicy (tracing off) and ARMHttpLoggingPolicy (INFO lines
     only). Each cost a few µs a request in azure-core's policy runner: ~4 % of a small scenario's CPU. The
     requests and the answers are the same."""

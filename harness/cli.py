@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.backends.registry import BACKEND_NAMES
 from harness.why.explain import ExplainError, requirement_view
-from harness.model.provisionmode import PROVISION_MODES
+from harness.model.upstream.provisionmodes import PROVISION_MODES
 from harness.scenario.selection import select_jobs
 from harness.scenario.yamlsource import SourceError
 
@@ -43,7 +43,7 @@ def cmd_validate(args) -> int:
     bad = 0
     count = 0
     warned = 0
-    from harness.model.provisionmode import refusal as mode_refusal
+    from harness.model.upstream.provisionmodes import refusal as mode_refusal
     from harness.scenario.admitcheck import unexpected_refusals
     for f in files:
         try:
@@ -163,7 +163,7 @@ def _print_unserved(con, failed) -> set[int]:
 
 def _print_why(con, outcomes, names: list[str]) -> None:
     """`harness run --why NAME`: per run, the view of every object each name names (harness/why/objects.py),
-    a pending pod's eliminations per NodePool (harness/loop/why.py) with it."""
+    a pending pod's eliminations per NodePool (harness/loop/scheduling/why.py) with it."""
     from harness.report.console import assumed
     from harness.why.objects import why_lines
     for o in outcomes:
@@ -193,9 +193,9 @@ def _print_deciding(con, outcomes) -> None:
 
 def _choose_provider(args) -> str | None:
     """--provider-git / --provider-ref as the environment the real engine finds its controllers by
-    (harness/backends/controller.py): a release profile's own controller is built from the history, and
+    (harness/backends/binaries/controller.py): a release profile's own controller is built from the history, and
     a ref is the one controller of every run; a usage error as text."""
-    from harness.backends.controller import ENV_GIT, ENV_REF, provider_git
+    from harness.backends.binaries.controller import ENV_GIT, ENV_REF, provider_git
     if args.engine != "real":
         return "--provider-git / --provider-ref choose the real engine's controller: add --engine real"
     if args.provider_git:
@@ -206,7 +206,7 @@ def _choose_provider(args) -> str | None:
                     "a karpenter-provider-azure clone with its tags")
         os.environ[ENV_REF] = args.provider_ref
         os.environ.setdefault("HARNESS_BUILD_CONTROLLER", "1")     # the ref asked for is built on first use
-        from harness.model import releases
+        from harness.model.upstream import releases
         if not args.profile and args.provider_ref in releases.release_profiles():
             args.profile = [args.provider_ref]       # a release tag runs under its own profile
     return None
@@ -215,9 +215,9 @@ def _choose_provider(args) -> str | None:
 def cmd_run(args) -> int:
     if args.explore is not None:
         return cmd_explore(args)
-    from harness.backends.binaries import BinariesError
+    from harness.backends.binaries.controlplane import BinariesError
     from harness.backends.registry import close_shared, shared_cluster
-    from harness.loop.why import EVERY_PENDING
+    from harness.loop.scheduling.why import EVERY_PENDING
     from harness.runner.engines import engine_backends, get_engine
     from harness.runner.engines.base import errored, verdict
     from harness.judge.explore import run_scenario
@@ -250,7 +250,7 @@ def cmd_run(args) -> int:
     if args.real_timing:
         os.environ["KARPENTER_CONTROLLER_TIMING"] = args.real_timing
     if args.provision_mode:
-        from harness.model.provisionmode import MODE_ENV
+        from harness.model.upstream.provisionmodes import MODE_ENV
         os.environ[MODE_ENV] = args.provision_mode
     against = _against(args)
     if isinstance(against, str):
@@ -433,7 +433,7 @@ def _against(args):
         except ValueError:
             return f"--log-from {args.log_from!r} is not an RFC 3339 time (e.g. 2026-11-20T14:05:00Z)"
     if args.log_tolerance:
-        from harness.model.durations import go_duration
+        from harness.model.values.durations import go_duration
         try:
             tolerance = go_duration(args.log_tolerance)
         except ValueError as e:
@@ -513,8 +513,8 @@ def cmd_explore(args) -> int:
 
 def cmd_bisect(args) -> int:
     """`harness bisect PATH... [--scenario NAME] [-k TEXT] --good REF --bad REF --provider-git DIR`."""
-    from harness.backends.binaries import BinariesError
-    from harness.backends.controller import ENV_GIT
+    from harness.backends.binaries.controlplane import BinariesError
+    from harness.backends.binaries.controller import ENV_GIT
     from harness.backends.registry import close_shared
     from harness.judge.bisect import bisect, jobs_of
     git_dir = args.provider_git or os.environ.get(ENV_GIT)
@@ -611,8 +611,8 @@ def _requirement_text(view: dict) -> str:
 def explain_report(args) -> dict:
     """Run the explain probe and describe the SKU, its offerings and the Node's labels."""
     from harness.backends.embedded import EmbeddedBackend
-    from harness.model.params import ClusterParams
-    from harness.model.profile import load_profile
+    from harness.model.azure.params import ClusterParams
+    from harness.model.upstream.profile import load_profile
     from harness.parity import Probe, nodeclass_manifest, nodepool_manifest, pod_manifest
     from harness.runner.engines import run
     from harness.why.explain import DEFAULT_IMAGE_FAMILY, admit_nodeclass, held_back
@@ -685,8 +685,8 @@ def explain_report(args) -> dict:
         report["offerings"] = [{"zone": o.zone, "capacityType": o.capacity_type, "price": o.price,
                                 "available": o.available} for o in it.offerings]
     # whether the NodeClass's image family keeps the SKU, from the release's own GPU table
-    from harness.model.imagefamily import image_family_verdict
-    from harness.model.releases import modeled
+    from harness.model.azure.imagefamily import image_family_verdict
+    from harness.model.upstream.releases import modeled
     stored = (r.nodeclasses.get("default").spec if r.nodeclasses.get("default") else None) or {}
     rel = modeled(args.profile)
     covers = rel.get("covers") or []
@@ -866,7 +866,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "upstream runs the release as is (harness/data/controller-timing.yaml)")
     r.add_argument("--provision-mode", default=None, choices=PROVISION_MODES,
                    help="the provider's PROVISION_MODE for every scenario whose given.cluster names none, on both engines "
-                        "(harness/model/provisionmode.py; a release without the mode refuses the run)")
+                        "(harness/model/upstream/provisionmodes.py; a release without the mode refuses the run)")
     r.add_argument("--provider-git", default=None, metavar="DIR",
                    help="with --engine real: the provider's git history (a karpenter-provider-azure clone with its "
                         "tags; also HARNESS_PROVIDER_GIT): a release profile runs that release's own controller, "
@@ -974,7 +974,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="default: the label policies and upstream (or the --provider-version's release)")
     n.add_argument("--provider-version", default=None, metavar="VERSION",
                    help="the customer's Karpenter provider version (e.g. v1.6.2): its release profile answers "
-                        "(harness.model.releases.resolve; the nearest release, with a warning, when none covers it)")
+                        "(harness.model.upstream.releases.resolve; the nearest release, with a warning, when none covers it)")
     n.add_argument("--region", default=None,
                    help="default: what the Nodes, NodeClaims, the AKSNodeClass or the SKU file say; never guessed "
                         "(an error says how to give it)")

@@ -19,7 +19,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from harness.loop.collector import young_collections_only
+from harness.loop.scheduling.collector import young_collections_only
 
 
 # Generation 0's threshold while scenarios run (CPython's default is 700): a typical run allocates a

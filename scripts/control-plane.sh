@@ -3,11 +3,11 @@
 # kube-apiserver, kube-scheduler, kube-controller-manager, etcd and kwok are built once from the Go
 # module proxy into ~/.cache/karpenter-harness (~13 min cold, seconds when cached). Another build
 # (another checkout, a pytest run) holds a file lock meanwhile: say so, and keep saying how long we
-# have waited (harness/backends/binaries.py BuildLock), instead of waiting silently. Exit status: the build's.
+# have waited (harness/backends/binaries/controlplane.py BuildLock), instead of waiting silently. Exit status: the build's.
 #   bash scripts/control-plane.sh          (CONTROL_PLANE_BUILD overrides the build command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lock=$(python3 -c 'from harness.backends.binaries import cache_dir; print(cache_dir() / "build.lock")')
+lock=$(python3 -c 'from harness.backends.binaries.controlplane import cache_dir; print(cache_dir() / "build.lock")')
 holder=$(python3 - "$lock" <<'PY'
 import sys
 from pathlib import Path

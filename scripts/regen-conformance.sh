@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 stale=
 if [ "${1:-}" = "--stale" ]; then stale=1; shift; fi
-# MODE=<provision mode>: every run in that mode (both engines; harness/model/provisionmode.py), into
+# MODE=<provision mode>: every run in that mode (both engines; harness/model/upstream/provisionmodes.py), into
 # docs/conformance/modes/<mode> unless OUT_DIR is given; the check and --stale read it too
 if [ -n "${MODE:-}" ]; then export HARNESS_PROVISION_MODE=$MODE; fi
 out=${1:-docs/conformance${MODE:+/modes/$MODE}}

@@ -115,7 +115,7 @@ if command -v go >/dev/null 2>&1 || [ -x /usr/local/go/bin/go ]; then
   # chain B: ~10-20 min cold alone
   {
     step controller python3 -m harness.backends build --controller >/dev/null
-    step difftest python3 -c 'from tests.model.godifftest import build; build(echo=True)' >/dev/null
+    step difftest python3 -c 'from tests.model.azure.godifftest import build; build(echo=True)' >/dev/null
   } &
   jobs_pids+=($!)
   # chain A: kube-apiserver, kube-scheduler, kube-controller-manager, etcd, kwok, and the node binaries

@@ -59,7 +59,7 @@ def test_the_walk_sees_an_upward_import(tmp_path):
     f = tmp_path / "m.py"
     f.write_text("from harness.backends.base import Cluster\n")
     assert [(n, _layer(n)) for n, _ in _imports(f)] == [("harness.backends.base", ORDER.index("backends"))]
-    assert _layer("harness.model.validation") < _layer("harness.backends.base")
+    assert _layer("harness.model.crd.validation") < _layer("harness.backends.base")
     assert _layer("harness.runner.engines.base") < _layer("harness.judge.explore") < _layer("harness.runner.plugin")
 
 
@@ -205,9 +205,9 @@ def test_no_private_name_crosses_a_module():
 def test_the_guards_see_a_cycle_and_a_reach_in(tmp_path):
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     f = tmp_path / "sample.py"
-    f.write_text("from harness.runner import engines\nfrom harness.model.skus import _x\n"
+    f.write_text("from harness.runner import engines\nfrom harness.model.azure.skus import _x\n"
                  "def f(c):\n    c._mine = 1\n    return c._server_version, engines._run, getattr(c, '_y'), c._mine\n")
     found = _private_reach_ins(f, {"harness.runner.engines"}, rel="sample.py")
     assert sorted(line.split(": ", 1)[1] for line in found) == sorted([
-        "from harness.model.skus import _x", "engines._run",
+        "from harness.model.azure.skus import _x", "engines._run",
         "._server_version (defined by another module)", "._y (defined by another module)"])

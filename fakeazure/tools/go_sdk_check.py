@@ -21,7 +21,7 @@ import tempfile
 from fakeazure import FakeAzureServer, azshim
 
 SRC = pathlib.Path(__file__).resolve().parent / "goclient"
-# the harness cache ($HARNESS_CACHE, else $XDG_CACHE_HOME/karpenter-harness: harness/backends/binaries.py
+# the harness cache ($HARNESS_CACHE, else $XDG_CACHE_HOME/karpenter-harness: harness/backends/binaries/controlplane.py
 # cache_dir, which fakeazure does not import)
 CACHE = pathlib.Path(os.environ.get("HARNESS_CACHE")
                      or pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache")

@@ -14,7 +14,7 @@ waits until Ctrl-C / SIGTERM and tears down. `python -m harness.backends build` 
 the pinned binaries (K8S_VERSION, ETCD_VERSION, KWOK_VERSION; Go module proxy, ~13 min cold) into
 the harness cache, streaming the build log to stderr, and prints their paths and versions.
 `build --controller [--provider-src DIR]` builds (or reuses) the Karpenter-on-Azure controller
-instead (provider v1.14.0 from the Go module proxy, or a maintainer's checkout; harness/backends/controller.py).
+instead (provider v1.14.0 from the Go module proxy, or a maintainer's checkout; harness/backends/binaries/controller.py).
 """
 from __future__ import annotations
 
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             os.environ["KARPENTER_CONTROLLER_TIMING"] = args.timing
         from pathlib import Path
 
-        from harness.backends import binaries, controller
+        from harness.backends.binaries import controlplane as binaries, controller
         try:
             src = controller.selected_source(Path(args.provider_src) if args.provider_src else None,
                                              Path(args.provider_git) if args.provider_git else None, args.provider_ref)
@@ -141,8 +141,8 @@ def main(argv: list[str] | None = None) -> int:
                           "substitutes": [s.describe() for s in ctl.substitutes]}, indent=2))
         return 0
     if args.cmd == "build" and args.k8s_version:
-        from harness.backends import binaries
-        from harness.backends.controller import build_timed_kcm
+        from harness.backends.binaries import controlplane as binaries
+        from harness.backends.binaries.controller import build_timed_kcm
         release = binaries.release_for(args.k8s_version)
         if release is None:
             print(f"build failed: no Kubernetes {args.k8s_version} in {binaries.VERSIONS_DATA.name} (minors "
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "rootfs": str(tar)}, indent=2))
         return 0
     if args.cmd == "build":
-        from harness.backends import binaries
+        from harness.backends.binaries import controlplane as binaries
         if args.kind:
             # the node image is a Docker build: say so now, not after the binaries' build
             from harness.backends.container import DockerUnavailable, require_docker
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             # the real engine's kube-controller-manager for the controller's timing (controller-timing.yaml
             # kube-controller-manager-source): ~30 s on the control plane's Go build cache
-            from harness.backends.controller import build_timed_kcm
+            from harness.backends.binaries.controller import build_timed_kcm
             t_kcm = time.monotonic()
             if (kcm := build_timed_kcm(echo=True)) is not None:
                 report["timed_kcm"] = {"path": str(kcm), "seconds": round(time.monotonic() - t_kcm, 1)}

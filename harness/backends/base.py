@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Protocol, TypeVar, runtime_checkable
 
-from harness.model.apistatus import APIRejected, Cause  # the API server's refusal, a model value
+from harness.model.kube.apistatus import APIRejected, Cause  # the API server's refusal, a model value
 
 __all__ = ["ADMIN", "APIRejected", "Backend", "Cause", "Cluster", "Identity", "KARPENTER", "CLOUD_NODE_MANAGER",
            "NODE_LIFECYCLE", "SCHEDULER", "retry_on_conflict"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 from harness.backends.lifetime import LIFETIME, sweep_stale_workdirs, tmp_root
 from harness.backends.local import COMPONENTS, apiserver_args, etcd_args, healthz, loopback_session, pki_paths
 from harness.backends.pki import PKI, kubeconfig

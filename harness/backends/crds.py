@@ -9,7 +9,7 @@ Sources (Go module proxy, never committed; they live in the Go module cache and 
 What upstream does and we repeat (github.com/Azure/karpenter-provider-azure v1.14.0
 pkg/apis/crds/karpenter.sh_nodepools.yaml): the provider's NodePool/NodeClaim CRDs are
 core's, with `hack/validation/{labels,requirements}.sh` yq patches replacing the label/requirement-key
-rules. Here the replacement rules come from the profile data via `harness.model.crdrules`:
+rules. Here the replacement rules come from the profile data via `harness.model.crd.rules`:
   * NodePool `spec.template.metadata.labels.x-kubernetes-validations` = label_map_rules(NODEPOOL_LABELS)
     (replacing core's own three label rules);
   * `...requirements.items.properties.key.x-kubernetes-validations` = requirement_key_rules(target) for
@@ -21,7 +21,7 @@ rules. Here the replacement rules come from the profile data via `harness.model.
 The AKSNodeClass CRD is installed as the provider ships it: v1beta1 is the storage version, with
 its defaults (imageFamily Ubuntu, osDiskSizeGB 128, kubelet and gpu defaults), enums, bounds and CEL
 rules (e.g. "FIPS is not yet supported for Ubuntu2204 or Ubuntu2404"), which the embedded backend
-repeats from the same data (harness.model.aksnodeclass). Only an older module without v1beta1
+repeats from the same data (harness.model.crd.aksnodeclass). Only an older module without v1beta1
 (v0.7.0) gets a v1beta1 with an open schema added, so its stale v1alpha2 defaults are not injected.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ import os
 import time
 from pathlib import Path
 
-from harness.backends import binaries
+from harness.backends.binaries import controlplane as binaries
 from harness.backends.base import APIRejected
 from harness.backends.kubeclient import RestClient
 from harness.model.data import load_yaml
@@ -71,7 +71,7 @@ def _upstream_files() -> dict[str, Path]:
 def _render_key(profile) -> str:
     here = Path(__file__).read_bytes()
     try:
-        from harness.model import crdrules
+        from harness.model.crd import rules as crdrules
         rules_src = Path(crdrules.__file__).read_bytes()
     except Exception:   # noqa: BLE001
         rules_src = b""
@@ -109,12 +109,12 @@ def _cel(rendered) -> list[dict]:
 
 
 def _patch_requirements(req: dict, profile, target: str) -> None:
-    from harness.model import crdrules
+    from harness.model.crd import rules as crdrules
     crdrules.patch_requirements(req, profile, target)
 
 
 def _patch_nodepool(crd: dict, profile) -> None:
-    from harness.model import crdrules
+    from harness.model.crd import rules as crdrules
     schema = _version(crd, "v1")["schema"]["openAPIV3Schema"]
     labels = _at(schema, "spec.template.metadata.labels")
     rules = _cel(crdrules.label_map_rules(profile, crdrules.NODEPOOL_LABELS))
@@ -126,14 +126,14 @@ def _patch_nodepool(crd: dict, profile) -> None:
 
 
 def _patch_nodeclaim(crd: dict, profile) -> None:
-    from harness.model import crdrules
+    from harness.model.crd import rules as crdrules
     schema = _version(crd, "v1")["schema"]["openAPIV3Schema"]
     _patch_requirements(_at(schema, "spec.requirements"), profile, crdrules.NODECLAIM_REQUIREMENTS)
 
 
 def _patch_aksnodeclass(crd: dict, profile) -> None:
     """The module's v1beta1 AKSNodeClass is installed unchanged (defaults and CEL rules included)
-    when the profile carries its admission schema (harness.model.aksnodeclass). A profile without
+    when the profile carries its admission schema (harness.model.crd.aksnodeclass). A profile without
     one (a provider version the proxy does not serve), or a module without v1beta1 (v0.7.0), gets a
     v1beta1 storage version with an open spec: the object is stored as written, as on embedded."""
     names = [v["name"] for v in crd["spec"]["versions"]]
@@ -168,7 +168,7 @@ def render_crds(profile_name) -> list[dict]:
     Cached on disk under <harness cache>/crds/<profile>-<hash>.json (hash of module versions, the
     profile data and the rendering code), so later sessions need neither Go nor the module cache.
     """
-    from harness.model.profile import load_profile
+    from harness.model.upstream.profile import load_profile
     profile = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
     profile_name = profile.name
     key = _render_key(profile)
@@ -235,7 +235,7 @@ def _expected(profile, target: str, keys: list[str], field_of) -> set[tuple[str,
 def probes(profile) -> list[tuple[dict, set[tuple[str, str]]]]:
     """Dry-run objects that violate every key rule of the profile once, with the (field, message)
     causes the API server must answer when - and only when - exactly this profile's rules are live."""
-    from harness.model import crdrules
+    from harness.model.crd import rules as crdrules
     ref = {"group": "karpenter.azure.com", "kind": "AKSNodeClass", "name": "default"}
     np_labels = _probe_keys(profile, crdrules.NODEPOOL_LABELS)
     np_reqs = _probe_keys(profile, crdrules.NODEPOOL_REQUIREMENTS)
@@ -316,7 +316,7 @@ def install_profile(client: RestClient, profile_name, timeout: float = 60.0) -> 
 
     Returns timings {"render": s, "apply": s, "effective": s, "written": [...]}.
     """
-    from harness.model.profile import load_profile
+    from harness.model.upstream.profile import load_profile
     profile = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
     profile_name = profile.name
     t0 = time.monotonic()

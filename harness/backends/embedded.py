@@ -1,13 +1,13 @@
 """The embedded backend: an in-process object store with the API semantics the loop relies on.
 
 It stands in for the API server by judging writes with the model: the CRDs' schema and CEL rules
-for NodePools/NodeClaims (harness.model.validation, the same rule text the local backend installs)
+for NodePools/NodeClaims (harness.model.crd.validation, the same rule text the local backend installs)
 and NodeRestriction for node identities (k8s.io/kubernetes v1.36.3
 plugin/pkg/admission/noderestriction/admission.go), a Pod's defaults, LimitRanger, Priority and
-DefaultTolerationSeconds admission (harness.model.poddefaults, limitranger, priorityclass), RuntimeClass
+DefaultTolerationSeconds admission (harness.model.kube.poddefaults, limitranger, priorityclass), RuntimeClass
 admission for new pods (k8s.io/kubernetes v1.36.3 plugin/pkg/admission/runtimeclass/admission.go, in
-harness.model.runtimeclass) and ResourceQuota admission with the usage kube-controller-manager's quota
-controller keeps (harness.model.quota). The real backends replace these
+harness.model.kube.runtimeclass) and ResourceQuota admission with the usage kube-controller-manager's quota
+controller keeps (harness.model.kube.quota). The real backends replace these
 judgements with the real API server's; the conformance run compares the two.
 """
 from __future__ import annotations
@@ -18,12 +18,12 @@ import threading
 
 from harness.backends.base import ADMIN, APIRejected, Cause, Identity
 from harness.backends.kinds import KINDS, Kind
-from harness.model.crdschema import prune
-from harness.model.labels import kubelet_flag_error, node_restriction_forbids
-from harness.model.profile import DEFAULT_PROFILE, load_profile
-from harness.model import (aksnodeclass, apiversions, limitranger, poddefaults, podvalidation, priorityclass, quota,
-                           runtimeclass)
-from harness.model.validation import admission_rejection, parse_version
+from harness.model.crd.schema import prune
+from harness.model.labels.policy import kubelet_flag_error, node_restriction_forbids
+from harness.model.upstream.profile import DEFAULT_PROFILE, load_profile
+from harness.model.crd import aksnodeclass, apiversions
+from harness.model.kube import limitranger, poddefaults, podvalidation, priorityclass, quota, runtimeclass
+from harness.model.crd.validation import admission_rejection, parse_version
 
 
 NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
@@ -85,7 +85,7 @@ class EmbeddedCluster:
         self.profile = load_profile(profile)
         self.clock_now = lambda: "2026-01-01T00:00:00Z"
         self.server_version: str | None = None     # None: behave like the newest supported server
-        # each ResourceQuota's status as the resourcequota controller keeps it (harness.model.quota), by store key
+        # each ResourceQuota's status as the resourcequota controller keeps it (harness.model.kube.quota), by store key
         self._quotas: dict[tuple[str, str, str], quota.QuotaStatus] = {}
 
     # -- helpers ------------------------------------------------------------------------------
@@ -140,7 +140,7 @@ class EmbeddedCluster:
 
     def _admit(self, obj: dict, old: dict | None = None) -> dict:
         """The object as the API server stores it (defaulted), or APIRejected. The profile's release
-        decides which API versions are served and which version's rules judge (harness.model.apiversions).
+        decides which API versions are served and which version's rules judge (harness.model.crd.apiversions).
         `old`: the stored object, on update (the CRDs' transition rules and validation ratcheting)."""
         kind = obj.get("kind")
         rejection = apiversions.served_rejection(obj, self.profile)

@@ -57,7 +57,7 @@ def kind_of(obj: dict) -> Kind:
 # apiVersions a scenario's manifests may use, per kind (what users paste from clusters and docs)
 API_VERSIONS = {
     # v1beta1: served by provider v0.5-v0.7; whether a profile's release serves it is its admission's
-    # call (harness.model.apiversions), not the loader's
+    # call (harness.model.crd.apiversions), not the loader's
     "NodePool": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
     "NodeClaim": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
     "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},

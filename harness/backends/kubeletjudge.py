@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 
 REFUSED = "failed to validate kubelet flags"
 # The step after flag validation when --config names a missing file (server.go loadConfigFile).
@@ -81,7 +81,7 @@ def kubelet_binary() -> Path | None:
 
 @functools.lru_cache(maxsize=1)
 def _upstream_tables() -> tuple[frozenset[str], tuple[str, ...]]:
-    from harness.model.profile import load_profile
+    from harness.model.upstream.profile import load_profile
     p = load_profile("upstream")
     return p.kubelet_allowed_labels, p.kubelet_allowed_namespaces
 
@@ -100,7 +100,7 @@ def _cached(kubelet: str, mtime: float, items: tuple[tuple[str, str], ...]) -> s
 def refusal(labels: dict[str, str], profile) -> tuple[str | None, str]:
     """(the refusal or None, who judged: "kubelet" or "model"). Same labels, same answer: results
     are memoized per binary (path + mtime) and label list."""
-    from harness.model.labels import kubelet_flag_error
+    from harness.model.labels.policy import kubelet_flag_error
     kubelet = kubelet_binary()
     if kubelet is None or not judges_profile(profile):
         return kubelet_flag_error(labels, profile), "model"

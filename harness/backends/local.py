@@ -35,7 +35,7 @@ from typing import Callable
 import requests
 import yaml
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 from harness.backends.lifetime import sweep_stale_workdirs, tmp_root
 from harness.backends.pki import PKI, CertPair, kubeconfig
 from harness.backends.procs import ManagedProcess, StartError, free_port

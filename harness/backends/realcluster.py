@@ -22,12 +22,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 from harness.backends import crds as crdmod
 from harness.backends.base import ADMIN, APIRejected, Identity
 from harness.backends.kinds import KINDS, Kind
 from harness.backends.kubeclient import RestClient
-from harness.model import apiversions
+from harness.model.crd import apiversions
 from harness.backends.lifetime import CLUSTERS, LIFETIME, OWNER_FILE
 from harness.backends.pki import CONTROLLERS_GROUP, PKI
 from harness.backends.watchcache import WatchCache
@@ -97,7 +97,7 @@ class RealCluster:
         # kube-controller-manager's flags over its defaults, as its backend started it (RealBackend kcm_settings)
         self.kcm_settings: tuple[tuple[str, object], ...] = ()
         # closed first by close(): what runs against this cluster and must stop before it (the real
-        # engine's kept controller, harness/runner/engines/real/keeper.py)
+        # engine's kept controller, harness/runner/engines/real/controller/keeper.py)
         self.dependents: list[Callable[[], None]] = []
         # the watch caches reading this cluster (watch()): told of every write its clients make
         self.watches: list[WatchCache] = []
@@ -226,7 +226,7 @@ class RealCluster:
         """The installed CRDs serve one version each: an object in a version the release does not serve is
         refused as kubectl would; a served karpenter.sh/v1beta1 NodePool (v0.5-v0.7) is judged by that
         version's rules here and sent as v1, as core v1.0's conversion webhook would store it
-        (harness.model.apiversions)."""
+        (harness.model.crd.apiversions)."""
         if self.profile_obj is None:
             return self._for_release(obj)
         if obj.get("kind") not in apiversions.GROUPS:
@@ -238,7 +238,7 @@ class RealCluster:
                 apiversions.version_of(obj) != KINDS[obj["kind"]].version:
             # the installed CRDs (core v1.14.0's, with the release's rules) serve v1 only: a served v1beta1
             # object (v0.5-v0.7) is judged with its version's rules here and sent as v1
-            from harness.model.validation import admission_rejection
+            from harness.model.crd.validation import admission_rejection
             rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.profile_obj))
             if rejection is not None:
                 raise rejection
@@ -268,7 +268,7 @@ class RealCluster:
         if kind == "AKSNodeClass":
             return {**obj, "apiVersion": self.kinds[kind].api_version}
         if self.conversion_profile is not None:
-            from harness.model.validation import admission_rejection
+            from harness.model.crd.validation import admission_rejection
             rejection = admission_rejection(obj, apiversions.admission_profile(obj, self.conversion_profile))
             if rejection is not None:
                 raise rejection
@@ -319,7 +319,7 @@ class RealCluster:
     def delete(self, kind: str, name: str, namespace: str | None = None, identity: Identity = ADMIN,
                graceful: bool = False) -> None:
         """Delete (pods with grace period 0: there is no kubelet to confirm termination; `graceful`: with the
-        pod's own, where a kubelet stand-in confirms it, engines/real/existing.py finish_terminating_pods)."""
+        pod's own, where a kubelet stand-in confirms it, engines/real/cluster/existing.py finish_terminating_pods)."""
         grace = 0 if kind == "Pod" and not graceful else None
         self.client(identity).delete(kind, name, namespace, grace_seconds=grace)
 
@@ -353,7 +353,7 @@ class RealCluster:
         t = crdmod.install_profile(self.admin, profile_name)
         self.timings[f"install_profile:{ident}"] = t["render"] + t["apply"] + t["effective"]
         self.installed_crds = f"profile {ident}"
-        from harness.model.profile import load_profile
+        from harness.model.upstream.profile import load_profile
         self.profile_obj = load_profile(profile_name) if isinstance(profile_name, str) else profile_name
         self._use_kinds(KINDS)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.model.podtermination import timestamp
+from harness.model.kube.podtermination import timestamp
 from harness.dump import aksnames
 from harness.runner import karpenterlog as kl
 # the step that checks the log's end starts its description so (report.py reads its mismatches as a dump's)
@@ -106,7 +106,7 @@ def build(story: Story, manifests: list[dict], at: float | None, profiles: list[
 def _boot(story: Story, out: LogScenario) -> None:
     """given.loop.nodeBoot: how long the log's VMs took from launched to registered (the median), where the
     default (at once) would make the run's new nodes join minutes before the customer's did."""
-    from harness.model.durations import go_duration_text
+    from harness.model.values.durations import go_duration_text
     took = sorted(c.registered - c.launched for c in story.claims.values()
                   if c.launched is not None and c.registered is not None and c.registered >= c.launched)
     if not took:
@@ -128,8 +128,8 @@ def _too_little(story: Story, start: float) -> str:
 def _wording(story: Story, profiles: list[str], out: LogScenario) -> list[str]:
     """The log's wording against the customer's release (the first release profile asked; a label policy is
     none); the newest release whose core writes the log's words joins the profiles when that one's does not."""
-    from harness.model.profile import ProfileError
-    from harness.model.releases import modeled
+    from harness.model.upstream.profile import ProfileError
+    from harness.model.upstream.releases import modeled
     chosen = None
     for name in profiles:
         try:
@@ -240,8 +240,8 @@ def _assumed_nodepools(story: Story, seeded: list[Claim], pools: dict, profiles:
 
 def _nodepool_api(profiles: list[str]) -> str:
     """karpenter.sh/v1 where every profile serves it, else the version they all serve."""
-    from harness.model.apiversions import served
-    from harness.model.profile import ProfileError, load_profile
+    from harness.model.crd.apiversions import served
+    from harness.model.upstream.profile import ProfileError, load_profile
     loaded = []
     for p in profiles:
         try:
@@ -254,7 +254,7 @@ def _nodepool_api(profiles: list[str]) -> str:
 
 def _shares(claim: Claim, pods: list[LogPod]) -> dict[str, str]:
     """Each of `pods`' requests: its NodeClaim's requests (what its round asked for) shared equally."""
-    from harness.model.resources import format_resource, parse_quantity
+    from harness.model.values.resources import format_resource, parse_quantity
     out = {}
     for k, v in claim.requests.items():
         if k in PER_POD:
@@ -362,7 +362,7 @@ def _steps(story: Story, start: float, seeded: list[Claim], pools: dict, out: Lo
     consolidation by the run's own, an expiry by the NodePool's expireAfter; any other deletion (a user's, an
     expiry the NodePool does not explain, a drain no line explains: an expiry logs at DEBUG) as a `delete`
     step at its time. The last step advances to the log's end and checks it there (LOG_STEP)."""
-    from harness.model.durations import go_duration, go_duration_text
+    from harness.model.values.durations import go_duration, go_duration_text
     from harness.loop.history import offset_text
     from harness.dump.moment import Arrival, steps
     arrivals = []

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.loop.clock import parse_rfc3339
-from harness.model.durations import go_duration_text
-from harness.model.podtermination import timestamp
+from harness.model.values.durations import go_duration_text
+from harness.model.kube.podtermination import timestamp
 from harness.scenario.yamlsource import SourceError
 
 # the description that marks the step at the dump's time: its `expect` is the dump's state, so a mismatch
@@ -200,7 +200,7 @@ def _user_delete(nc: dict, start: float, m: Moment, play: bool = True) -> bool:
         return False
     conds = {c.get("type"): c for c in status.get("conditions") or []}
     expire = (nc.get("spec") or {}).get("expireAfter")
-    from harness.model.durations import go_duration
+    from harness.model.values.durations import go_duration
     try:
         lifetime = go_duration(expire) if expire and expire != "Never" else None
     except ValueError:

@@ -14,7 +14,7 @@ by stand-in pods (harness/scenario/standins.py) unless `--complete`.
 Server-set fields are stripped; pods a Deployment, StatefulSet, DaemonSet or Job of the dump owns are left to it (a
 Job's or StatefulSet's running pod is seeded on its node, owned by it, and a StatefulSet's claims and volumes are kept
 as they are bound, a volume naming its claim without the claim's uid); a Job keeps status.succeeded/startTime and a
-CronJob status.lastScheduleTime, which their controllers carry on from (harness/loop/controllers/jobs.py).
+CronJob status.lastScheduleTime, which their controllers carry on from (harness/loop/kube/jobs.py).
 An `--at` before the dump's time replays from then (harness/dump/moment.py).
 """
 from __future__ import annotations
@@ -37,7 +37,7 @@ MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "Pers
                   "StatefulSet", "Job", "CronJob", "Pod",
                   # what the API server's admission reads when a pod is created (Priority, LimitRanger, ResourceQuota)
                   "PriorityClass", "LimitRange", "ResourceQuota")
-# the status a workload's controller carries on from (harness/loop/controllers/jobs.py): a Job's succeeded
+# the status a workload's controller carries on from (harness/loop/kube/jobs.py): a Job's succeeded
 # pods and start (activeDeadlineSeconds counts from it), a CronJob's last schedule time
 KEPT_STATUS = {"Job": ("succeeded", "startTime"), "CronJob": ("lastScheduleTime",)}
 # what the Job controller writes into a Job it creates: its selector and the pod template's labels naming
@@ -175,7 +175,7 @@ def _stripped(obj: dict, copy_all: bool) -> dict:
     if o.get("kind") == "PersistentVolume" and isinstance((o.get("spec") or {}).get("claimRef"), dict):
         # the claim it is bound to, by name: the dumped claim's uid and resourceVersion are its cluster's, and a
         # claim made anew has another (the real engine gives the reference the new claim's uid:
-        # engines/real/existing.py claim_uid_for)
+        # engines/real/cluster/existing.py claim_uid_for)
         o["spec"] = {**o["spec"], "claimRef": {k: v for k, v in o["spec"]["claimRef"].items()
                                                if k not in ("uid", "resourceVersion")}}
     if o.get("kind") == "StatefulSet":          # a claim template's status is the API server's (phase Pending)
@@ -442,7 +442,7 @@ def _failed_creates(dump: Dump, deployments: set[str], replicasets: set[str]) ->
 
 
 def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
-    """The dump's NodeClaims and Nodes as `given.existingNodes` (harness/loop/controllers/seed.py), with
+    """The dump's NodeClaims and Nodes as `given.existingNodes` (harness/loop/seed.py), with
     the pods running on them; and the names of the pods that moved there (they leave the manifests).
 
     A NodeClaim of a NodePool the dump holds is Karpenter's node (`_claim_entry`): running capacity with
@@ -542,7 +542,7 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
 
 
 # a Drifted condition's reason a hash annotation reproduces -> existingNodes' `drifted` (the provider's
-# hash drift is reason NodeClassDrift: harness/loop/azuredrift.py NODECLASS_DRIFT)
+# hash drift is reason NodeClassDrift: harness/loop/azure/drift.py NODECLASS_DRIFT)
 DRIFT_REASONS = {"NodePoolDrifted": "NodePoolDrifted", "NodeClassDrift": "NodeClassDrifted",
                  "NodeClassDrifted": "NodeClassDrifted"}
 HASH_ANNOTATIONS = ("karpenter.sh/nodepool-hash", "karpenter.sh/nodepool-hash-version",
@@ -551,7 +551,7 @@ DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"     # core pkg/apis/v1 DoNotDisru
 
 # the provider's drift reasons the seeding does not reproduce (a seeded node is launched as the run's
 # AKSNodeClass and cluster make it: its image, kubelet version, kubelet identity and subnet are the run's,
-# harness/loop/azuredrift.py); the image reason under each release's name: provider.drift.imageReason
+# harness/loop/azure/drift.py); the image reason under each release's name: provider.drift.imageReason
 # (ImageVersionDrift before v1.4)
 UNSEEDED_DRIFT = {"K8sVersionDrift": "kubelet version", "KubeletIdentityDrift": "kubelet identity",
                   "SubnetDrift": "subnet"}
@@ -559,7 +559,7 @@ UNSEEDED_DRIFT = {"K8sVersionDrift": "kubelet version", "KubeletIdentityDrift": 
 
 def _unseeded_drift(reason: str) -> str | None:
     """Why a provider drift reason is lost in the run, or None when it is no such reason."""
-    from harness.model.releases import fact_spans
+    from harness.model.upstream.releases import fact_spans
     if reason in UNSEEDED_DRIFT:
         return (f"a seeded node has the run's {UNSEEDED_DRIFT[reason]}, so the run does not find it drifted "
                 "(not modeled)")
@@ -667,7 +667,7 @@ PRESSURE_TAINTS = {"MemoryPressure": "node.kubernetes.io/memory-pressure",
 
 def node_conditions(node: dict, entry: dict, notes: list[str]) -> None:
     """A dumped Node's conditions on its existingNodes entry: Ready False or Unknown as `ready` (seeded with the
-    node lifecycle controller's not-ready or unreachable taints, harness/loop/controllers/seed.py), a pressure
+    node lifecycle controller's not-ready or unreachable taints, harness/loop/seed.py), a pressure
     condition as the taint that stands for it. A managed node not Ready before its initialization is in flight
     (its kubelet reports Ready once it is up), as the entry's `initialized: false` seeds it; said."""
     name = (node.get("metadata") or {}).get("name")
@@ -762,9 +762,9 @@ def missing_nodeclasses(dump: Dump) -> list[str]:
 def default_nodeclass(name: str, profiles: list[str]) -> tuple[dict, str]:
     """The AKSNodeClass a release makes of an empty spec (its CRD defaults: image family, OS disk), in an
     apiVersion every profile of the scenario serves; and which version that is."""
-    from harness.model.apiversions import served, storage
-    from harness.model.profile import load_profile
-    from harness.model.profile import ProfileError
+    from harness.model.crd.apiversions import served, storage
+    from harness.model.upstream.profile import load_profile
+    from harness.model.upstream.profile import ProfileError
     loaded = []
     for p in profiles:
         try:
@@ -978,7 +978,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     """new_scenario's work; `share`: the scenario shares what it keeps unchanged of the dump's objects (_kept),
     written once the dump is dropped."""
     from harness.loop.clock import parse_rfc3339
-    from harness.model.releases import policy_profiles
+    from harness.model.upstream.releases import policy_profiles
     from harness.scenario.catalogs import available_catalogs
     from harness.scenario.load import API_VERSION
     from harness.scenario.load import schema
@@ -1004,8 +1004,8 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     profiles = list(opts.profiles)
     release = ""
     if opts.provider_version:
-        from harness.model.profile import ProfileError
-        from harness.model.releases import resolve
+        from harness.model.upstream.profile import ProfileError
+        from harness.model.upstream.releases import resolve
         try:
             res = resolve(opts.provider_version)
         except ProfileError as e:
@@ -1321,7 +1321,7 @@ def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> l
     `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
     from harness.loop.clock import parse_rfc3339
     from harness.loop.history import offset_text
-    from harness.model.durations import go_duration_text
+    from harness.model.values.durations import go_duration_text
     start = parse_rfc3339(at) if at else log_clock["start"]
     for name, when in log_clock["nodeClaims"].items():
         notes.append(f"log: NodeClaim {name}: " + ", ".join(f"{what} {offset_text(t - start)}"

@@ -40,8 +40,8 @@ def _kept(pod: dict, strip) -> dict:
 
 def standin(name: str, pods: list[dict]) -> dict:
     """An existingNodes entry for a Node the dump does not hold: not Karpenter's, exactly its pods' size."""
-    from harness.loop.pods import pod_requests
-    from harness.model.resources import add, format_resource_list
+    from harness.loop.scheduling.pods import pod_requests
+    from harness.model.values.resources import add, format_resource_list
     total: dict[str, int] = {}
     for p in pods:
         total = add(total, pod_requests(p.get("spec") or {}))
@@ -53,8 +53,8 @@ def standin(name: str, pods: list[dict]) -> dict:
 def _room(nodeclaims: list[dict], entries: list[dict]) -> list[tuple[dict, dict[str, int], dict]]:
     """(entry, what is free on it, its labels) for each seeded running NodeClaim whose status.allocatable
     the dump gives: its allocatable less the requests of the pods already bound there."""
-    from harness.loop.pods import pod_requests
-    from harness.model.resources import parse_resource_list
+    from harness.loop.scheduling.pods import pod_requests
+    from harness.model.values.resources import parse_resource_list
     by_name = {(nc.get("metadata") or {}).get("name"): nc for nc in nodeclaims}
     out = []
     for e in entries:
@@ -72,7 +72,7 @@ def _room(nodeclaims: list[dict], entries: list[dict]) -> list[tuple[dict, dict[
 def _fill(room: list[tuple[dict, dict[str, int], dict]], pods: list[dict]) -> dict[str, str]:
     """Bind each pod to the first NodeClaim whose labels its nodeSelector matches, with room for its
     requests (its entry's pods and free room change); pod name -> NodeClaim name."""
-    from harness.loop.pods import pod_requests
+    from harness.loop.scheduling.pods import pod_requests
     out = {}
     for pod in pods:
         want = pod_requests(pod.get("spec") or {})

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from harness.backends.binaries import BinariesError
-from harness.backends.controller import ENV_GIT, ENV_REF, ENV_TIMING, build_controller, provider_tree, resolve_ref
+from harness.backends.binaries.controlplane import BinariesError
+from harness.backends.binaries.controller import ENV_GIT, ENV_REF, ENV_TIMING, build_controller, provider_tree, resolve_ref
 from harness.runner.engines.base import Outcome, execute, verdict
 from harness.judge.outcome import outcome_view
 from harness.scenario.load import Scenario, load_scenarios

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from harness.backends.embedded import EmbeddedBackend
 from harness.loop import races as loop_races
-from harness.model.knobrelease import knob_release
-from harness.model.provisionmode import DEFAULT_MODE, mode_for
+from harness.model.upstream.knobrelease import knob_release
+from harness.model.upstream.provisionmodes import DEFAULT_MODE, mode_for
 from harness.scenario.catalogs import scenario_catalog
 from harness.runner.engines.base import verdict
 from harness.judge.outcome import (TERMINATION_LABELS, TERMINATION_TAINTS, counts_view, digest,  # noqa: F401
@@ -294,7 +294,7 @@ def status_text(e: dict) -> str:
 # (zonal-spread-includes-regional-domain: 12 distinct in 16 seeds); only differing runs pay for it
 def answering_profile(scenario, profile: str) -> str:
     """The release profile the real engine's run answers at: a `given.knobs` scenario runs on the
-    controller of the release whose own facts hold its knobs (harness/model/knobrelease.py), so its
+    controller of the release whose own facts hold its knobs (harness/model/upstream/knobrelease.py), so its
     simulation runs at that release too, core behaviour and labels included; any other scenario, and
     one no release replays (the real engine skips it), at `profile`."""
     knobs = scenario.given.get("knobs")

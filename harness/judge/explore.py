@@ -2,7 +2,7 @@
 
 Where upstream breaks a tie at random (Go map order in core's topology, kube-scheduler's `selectHost`
 among equal scores) or races (which Node becomes Ready first), one run of the simulation is one draw.
-The loop draws every such choice from its one seeded RNG (harness/loop/controllers/state.py), so a
+The loop draws every such choice from its one seeded RNG (harness/loop/state.py), so a
 scenario run under seeds `given.seed`, `given.seed + 1`, ... explores what upstream can do, and each
 seed replays exactly. With `races` (`harness run --explore N`, the conformance judge) each run after
 the first also turns the loop's timing races the scenario leaves open on or off (harness/loop/races.py),

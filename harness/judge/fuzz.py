@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import yaml
 from hypothesis import strategies as st
 
-from harness.model.instancetypes import build_instance_types
-from harness.model.params import ClusterParams
-from harness.model.resources import parse_resource
-from harness.model.wellknown import ARCH, SKU_FAMILY
+from harness.model.azure.instancetypes import build_instance_types
+from harness.model.azure.params import ClusterParams
+from harness.model.values.resources import parse_resource
+from harness.model.labels.wellknown import ARCH, SKU_FAMILY
 from harness.scenario.catalogs import catalog
 
 # Which generator drew a document (its annotation fuzz.generator). The same Hypothesis seed draws other

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import copy
 
-from harness.model.resources import parse_resource, parse_resource_list
+from harness.model.values.resources import parse_resource, parse_resource_list
 
 EFFECTS = ("NoSchedule", "NoExecute")
 

@@ -1,5 +1,5 @@
 """The library's `given.knobs` scenarios grouped by the provider release whose controller replays them
-(harness/model/knobrelease.py), with the manifests' API versions as the real engine weighs them: what the
+(harness/model/upstream/knobrelease.py), with the manifests' API versions as the real engine weighs them: what the
 nightly release-controllers job runs on each release it builds.
 
     python -m harness.judge.knobreplays scenarios/                      # release -> scenario [profile]
@@ -11,7 +11,7 @@ import argparse
 import shlex
 import sys
 
-from harness.model.knobrelease import knob_release
+from harness.model.upstream.knobrelease import knob_release
 from harness.scenario.load import Scenario, load_all
 
 NONE = "none"        # the group of knobs no release replays (the real engine skips them)

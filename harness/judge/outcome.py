@@ -10,7 +10,7 @@ import json
 import re
 
 # What a Node on its way out carries: core's termination marks (sigs.k8s.io/karpenter v1.14.0
-# pkg/controllers/node/termination/controller.go finalize; harness/loop/controllers/nodetermination.py)
+# pkg/controllers/node/termination/controller.go finalize; harness/loop/lifecycle/nodetermination.py)
 # and kube-controller-manager's condition taints (kubernetes pkg/controller/nodelifecycle/
 # node_lifecycle_controller.go UnreachableTaintTemplate once its VM is gone and its kubelet silent,
 # NotReadyTaintTemplate while an in-flight node deleted before it became Ready still reports NotReady;

@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.model.durations import go_duration_text, scenario_duration
-from harness.model.knobrelease import unserved
-from harness.model.releases import release_profiles
+from harness.model.values.durations import go_duration_text, scenario_duration
+from harness.model.upstream.knobrelease import unserved
+from harness.model.upstream.releases import release_profiles
 from harness.judge.knobreplays import pytest_args
 from harness.scenario.load import Scenario, load_all
 
@@ -40,7 +40,7 @@ def scheduled_budget(scenario: Scenario) -> bool:
 
 def why_timed(scenario: Scenario, release: str) -> str | None:
     """Why the scenario is one of `release`'s timed documents (before the simulation is asked), or None."""
-    from harness.runner.engines.real.history import names
+    from harness.runner.engines.real.cluster.history import names
     reasons = []
     if release in scenario.profiles:
         reasons.append(f"written for {release}")
@@ -65,7 +65,7 @@ def written_for_another(scenario: Scenario, release: str) -> bool:
 
 def candidates(scenarios: list[Scenario], release: str) -> list[tuple[Scenario, str]]:
     """(scenario, why_timed) of the documents `release` may run, before the simulation is asked."""
-    from harness.model.profile import raw_profile
+    from harness.model.upstream.profile import raw_profile
     raw = raw_profile(release)
     out = []
     for sc in scenarios:

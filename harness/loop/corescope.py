@@ -1,4 +1,4 @@
-"""Which core-behaviour scopes a run touched (harness.model.corebehaviour.SCOPES), read from what the
+"""Which core-behaviour scopes a run touched (harness.model.upstream.corebehaviour.SCOPES), read from what the
 run did and the objects it held, plus those a controller touched where it met the situation
 (LoopState.touch_scope: a budget over a node whose instance is deleting, an unpriced consolidation
 candidate, ...): a run says a core behaviour is modeled as v1.14.0's only when that behaviour could have
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from harness.loop import podutil
+from harness.loop.scheduling import podutil
 
 if TYPE_CHECKING:
-    from harness.loop.controllers.state import LoopState
+    from harness.loop.state import LoopState
 
 
 def _pods(s: "LoopState") -> list[dict]:

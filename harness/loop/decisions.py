@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from harness.loop.history import offset_text
 
 # the controllers that decide, in the words the record and the report use
-# (`kubectl`: a step's verbs, the user's decisions: controllers/kubectl.py)
+# (`kubectl`: a step's verbs, the user's decisions: loop/kube/kubectl.py)
 CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "kubectl",
                "kube-scheduler")
 
@@ -70,7 +70,7 @@ class Decision:
 
 class DecisionLog:
     """The run's decisions in order, with the core switches read since the last one (CoreBehaviour's read
-    log, harness/model/corebehaviour.py), so each decision names the differing switches it read."""
+    log, harness/model/upstream/corebehaviour.py), so each decision names the differing switches it read."""
 
     def __init__(self, clock, core, out: list):
         self.clock = clock

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 CLAIM_PHASES = ("created", "launched", "registered", "initialized", "disrupting", "deleted")
 # a disruption record's method (core's ConsolidationType: "empty", "single", "multi"; drift and expiration;
 # the garbage collector's "garbage-collection", a spot eviction among them: sigs.k8s.io/karpenter v1.14.0
-# pkg/controllers/disruption/*.go ConsolidationType, harness/loop/controllers/disruption.py
+# pkg/controllers/disruption/*.go ConsolidationType, harness/loop/disruption/controller.py
 # record_garbage_collected) as the report says how a NodeClaim went
 WENT = {"empty": "emptiness", "single": "consolidation", "multi": "consolidation (multi-node)",
         "garbage-collection": "garbage collection"}

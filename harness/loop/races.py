@@ -36,22 +36,22 @@ RACES = (
     # (scenarios/fuzz/fuzz-aa6b692c6f.scenario.yaml: its binding, met in no raced run of 1200; docs/races.md)
     Race("nodesReady", "together", "spread", alone="staggered"),
     # each workload of an apply after the first reaches the provisioner before or after its first round
-    # (controllers/workloads.py Workloads.late, simulation.py _arrive_late)
+    # (loop/kube/workloads.py Workloads.late, simulation.py _arrive_late)
     Race("podsArrive", "together", "staggered"),
-    # a Deployment's pods are created before or after the bare Pods applied with it (controllers/workloads.py)
+    # a Deployment's pods are created before or after the bare Pods applied with it (loop/kube/workloads.py)
     Race("controllerPods", "first", "raced"),
     # a launch starts before or after the launches ahead of it in its pass finished, and meets what a failure
-    # marked unavailable (controllers/launch.py)
+    # marked unavailable (loop/lifecycle/launch.py)
     Race("launches", "together", "staggered"),
     # a launched VM registers after Karpenter's next provisioning round, not in the same pass: any boot
     # shorter than one loop iteration (simulation.py ITERATION_SECONDS, _boot_deadline) puts one round between
     Race("nodeBoot", 0, "1s"),
     # a rollout's replacement pod is pending before or after the old pod it replaces left its node
-    # (controllers/rollout.py)
+    # (loop/kube/rollout.py)
     Race("rolloutPods", "after", "raced"),
     # the disruption controller's next pass runs once the last command's nodes are gone, or while they terminate
     # (one by one) and before kube-scheduler placed the pods their drain evicted: commands in pairs
-    # (simulation.py Simulation._terminating, controllers/nodetermination.py NodeTermination._spread); and a delete
+    # (simulation.py Simulation._terminating, loop/lifecycle/nodetermination.py NodeTermination._spread); and a delete
     # command's nodes gone while the nominations its start set hold (Simulation._hold_nominations). Last, so the
     # draws of the races above stay as they were
     Race("nextCommand", "afterDrain", "raced"),

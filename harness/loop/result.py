@@ -40,7 +40,7 @@ class NodePoolResult:
 @dataclass
 class NodeClassResult:
     """An AKSNodeClass as the API server answered it: refused (message, causes), or stored with
-    unknown fields pruned and defaults filled in (harness.model.aksnodeclass)."""
+    unknown fields pruned and defaults filled in (harness.model.crd.aksnodeclass)."""
     name: str
     accepted: bool = True
     message: str | None = None
@@ -52,7 +52,7 @@ class NodeClassResult:
     def of(sent: dict, stored: dict | None, error=None) -> "NodeClassResult":
         """From a create: what was sent, and what the API server stored or its APIRejected (any
         backend: the pruned fields are what the stored spec lacks)."""
-        from harness.model.crdschema import missing_fields
+        from harness.model.crd.schema import missing_fields
         name = sent["metadata"]["name"]
         if error is not None:
             return NodeClassResult(name, accepted=False, message=error.message, causes=[c.message for c in error.causes])
@@ -164,19 +164,19 @@ class RunResult:
     seed: int
     started: float | None = None          # the simulated clock at the run's start (epoch s; history.py's zero)
     instance_types: dict[str, object] = field(default_factory=dict)     # name -> InstanceType (per nodeclass, first seen)
-    release: dict = field(default_factory=dict)     # what answered: harness.model.releases.modeled (profile,
+    release: dict = field(default_factory=dict)     # what answered: harness.model.upstream.releases.modeled (profile,
                                                     # provider release, the tags it covers, core version)
     # the core behaviours this run answered with v1.14.0's although the release's core differs, by name,
-    # for what the run touched (harness.model.corebehaviour CoreBehaviour.notices)
+    # for what the run touched (harness.model.upstream.corebehaviour CoreBehaviour.notices)
     core_notices: list[str] = field(default_factory=list)
     # the timings the scenario does not give that the run assumed and its outcome may depend on, as one line
     # (harness/loop/assumed.py notice)
     assumed: list[str] = field(default_factory=list)
     # the core switches whose value differs from the newest core's that the loop read, in first-read order
-    # (harness.model.corebehaviour SwitchValues): the candidates harness/why/deciding.py flips
+    # (harness.model.upstream.corebehaviour SwitchValues): the candidates harness/why/deciding.py flips
     core_consulted: list[str] = field(default_factory=list)
     # the provider facts the instance-type builds read where their other value answers otherwise (those
-    # harness.model.factreads notes; a fact it does not note is taken as read): the rest are not flipped
+    # harness.model.upstream.factreads notes; a fact it does not note is taken as read): the rest are not flipped
     provider_consulted: list[str] = field(default_factory=list)
     # every decision the loop took, with its reason, in order (harness/loop/decisions.py)
     decisions: list = field(default_factory=list)
@@ -200,7 +200,7 @@ class RunResult:
     # the workloads whose controller still lacks pods at the end because the API server refused them
     # (FailedCreate): `Kind/name` -> how many it lacks (None: not counted)
     unmade: dict[str, int | None] = field(default_factory=dict)
-    # disruption (harness/loop/controllers/disruption.py and friends): one record per disrupted
+    # disruption (harness/loop/disruption/controller.py and friends): one record per disrupted
     # NodeClaim, the candidates a pass left alone and why, and what happened when, in order
     disruptions: list[dict] = field(default_factory=list)
     protected: list[dict] = field(default_factory=list)
@@ -213,7 +213,7 @@ class RunResult:
     # a NodeClaim launched from it gets, at each change), `lastPass` (the last disruption pass's clock). Not
     # behaviour: the fingerprint leaves it out
     why_facts: dict = field(default_factory=dict)
-    # the Karpenter controller's restarts, in order (harness/model/crashloop.py Exit as a dict: at and restartAt on
+    # the Karpenter controller's restarts, in order (harness/model/kube/crashloop.py Exit as a dict: at and restartAt on
     # the run's clock, why, planned - a `crash` step's - and, on the real engine, the exited process's last log
     # lines): its pod restarts it as the kubelet does (CrashLoopBackOff)
     restarts: list[dict] = field(default_factory=list)

@@ -1,6 +1,6 @@
 """The provisioning loop: pending pods -> NodeClaims -> VMs -> registered, labeled Nodes -> bound pods.
 
-`Simulation` is the orchestrator: it builds the shared state (harness/loop/controllers/state.py) and
+`Simulation` is the orchestrator: it builds the shared state (harness/loop/state.py) and
 one controller per concern (harness/loop/controllers/), and runs them, each iteration, in the order
 they act on a real cluster:
 
@@ -26,45 +26,45 @@ from dataclasses import dataclass, field
 
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
-from harness.loop import azuredrift
+from harness.loop.azure import drift as azuredrift
 from harness.loop.assumed import notice
-from harness.loop.azure import AzureProvider, request_log
+from harness.loop.azure.provider import AzureProvider, request_log
 from harness.loop.clock import SimClock
 from harness.loop.corescope import touched_scopes
-from harness.loop.controllers.binding import KubeScheduler
-from harness.loop.controllers.disruption import DisruptionController, record_garbage_collected
-from harness.loop.controllers.expiration import Expiration
-from harness.loop.controllers.garbagecollection import GarbageCollection
-from harness.loop.controllers.initialization import Initialization
-from harness.loop.controllers.jobs import Jobs
-from harness.loop.controllers.kubelet import Kubelet
-from harness.loop.controllers.kubectl import Kubectl
-from harness.loop.controllers.launch import Launch
-from harness.loop.controllers.liveness import Liveness, unlaunched_timeout
-from harness.loop.controllers.nodeclaimdisruption import NodeClaimDisruption, next_consolidatable
-from harness.loop.controllers.nodepool import NodePoolStatus
-from harness.loop.controllers.nodetermination import NodeTermination, rfc3339, termination_conditions
-from harness.loop.controllers.orchestration import Orchestration
-from harness.loop.controllers.pdbstatus import PDBStatus
-from harness.loop.controllers.podevents import PodEvents
-from harness.loop.controllers.provisioner import Provisioner
-from harness.loop.controllers.simulate import deleting_pods
-from harness.loop.controllers.registration import Registration
-from harness.loop.controllers.state import Claim, LoopState, SeededStream
-from harness.loop.controllers.statefulsets import StatefulSets
-from harness.loop.controllers.staticcapacity import StaticCapacity, static_drift_notice
-from harness.loop.controllers.termination import Termination
-from harness.loop.controllers.workloads import Workloads
-from harness.loop.disruptionstate import Command
-from harness.loop.nodeimages import NodeImages
-from harness.loop.pods import PodView
+from harness.loop.kube.binding import KubeScheduler
+from harness.loop.disruption.controller import DisruptionController, record_garbage_collected
+from harness.loop.lifecycle.expiration import Expiration
+from harness.loop.lifecycle.garbagecollection import GarbageCollection
+from harness.loop.lifecycle.initialization import Initialization
+from harness.loop.kube.jobs import Jobs
+from harness.loop.kube.kubelet import Kubelet
+from harness.loop.kube.kubectl import Kubectl
+from harness.loop.lifecycle.launch import Launch
+from harness.loop.lifecycle.liveness import Liveness, unlaunched_timeout
+from harness.loop.lifecycle.conditions import NodeClaimDisruption, next_consolidatable
+from harness.loop.provisioning.nodepool import NodePoolStatus
+from harness.loop.lifecycle.nodetermination import NodeTermination, rfc3339, termination_conditions
+from harness.loop.disruption.orchestration import Orchestration
+from harness.loop.kube.pdbstatus import PDBStatus
+from harness.loop.lifecycle.podevents import PodEvents
+from harness.loop.provisioning.provisioner import Provisioner
+from harness.loop.disruption.simulate import deleting_pods
+from harness.loop.lifecycle.registration import Registration
+from harness.loop.state import Claim, LoopState, SeededStream
+from harness.loop.kube.statefulsets import StatefulSets
+from harness.loop.provisioning.staticcapacity import StaticCapacity, static_drift_notice
+from harness.loop.lifecycle.termination import Termination
+from harness.loop.kube.workloads import Workloads
+from harness.loop.disruption.memory import Command
+from harness.loop.azure.nodeimages import NodeImages
+from harness.loop.scheduling.pods import PodView
 from harness.loop.result import NodeResult, RunResult
-from harness.loop.scheduling import Template
-from harness.model.crashloop import CrashLoop
-from harness.model.itcache import InstanceTypeCache
-from harness.loop.unavailable import UnavailableOfferings
-from harness.model import instancetypes as itmod
-from harness.model.profile import Profile
+from harness.loop.scheduling.scheduler import Template
+from harness.model.kube.crashloop import CrashLoop
+from harness.model.azure.itcache import InstanceTypeCache
+from harness.loop.azure.unavailable import UnavailableOfferings
+from harness.model.azure import instancetypes as itmod
+from harness.model.upstream.profile import Profile
 
 ITERATION_SECONDS = 10.0          # harness assumption: simulated time one busy iteration takes
 REGISTRATION_PASSES = 3           # kubelet, Karpenter registration and initialization in one iteration
@@ -101,7 +101,7 @@ class SimConfig:
     min_values_policy: str = "Strict"
     preference_policy: str = "Respect"     # Karpenter's PREFERENCE_POLICY (core pkg/operator/options/options.go)
     # "kube-scheduler" (default): the stand-in binds by its filters and scores; "nominated": a pod binds only to
-    # the node Karpenter planned for it, as core's tests bind (harness/loop/controllers/binding.py)
+    # the node Karpenter planned for it, as core's tests bind (harness/loop/kube/binding.py)
     binding: str = "kube-scheduler"
     # "together" (default): a launch's Nodes meet kube-scheduler at once; "staggered": they become Ready one
     # at a time in a seeded order, kube-scheduler binding after each (Simulation._lifecycle_staggered);
@@ -109,33 +109,33 @@ class SimConfig:
     nodes_ready: str = "together"
     # "together" (default): the pods one apply brings reach Karpenter's provisioning batch together;
     # "staggered": each workload after the first lands before or after the first round, in a seeded choice
-    # (controllers/workloads.py Workloads.late, Simulation._arrive_late)
+    # (loop/kube/workloads.py Workloads.late, Simulation._arrive_late)
     pods_arrive: str = "together"
     # "together" (default): a pass's launches all chose their offerings before any failed; "staggered": each
-    # after the first starts before or after the ones ahead of it finished, in a seeded choice (controllers/launch.py)
+    # after the first starts before or after the ones ahead of it finished, in a seeded choice (loop/lifecycle/launch.py)
     launches: str = "together"
     # "first" (default): an apply's Deployments create their pods before its bare Pods; "raced": each
-    # Deployment's pods come before or after the apply's bare Pods, in a seeded choice (controllers/workloads.py)
+    # Deployment's pods come before or after the apply's bare Pods, in a seeded choice (loop/kube/workloads.py)
     controller_pods: str = "first"
     # "after" (default): a rollout's new pod comes once the old pod it replaces is gone; "raced": in a seeded
-    # choice per step, while the old pod still holds its node (controllers/rollout.py)
+    # choice per step, while the old pod still holds its node (loop/kube/rollout.py)
     rollout_pods: str = "after"
     # "afterDrain" (default): the disruption controller's next pass runs once the last command's nodes are gone and
     # their pods placed; "raced": a pass also runs while a command's nodes terminate, each node's termination
     # ending in its own seeded time, and right after a drain's evictions in a seeded choice, before kube-scheduler
-    # placed the evicted pods (Simulation._terminating, _pass_before_binding; controllers/nodetermination.py), and a
+    # placed the evicted pods (Simulation._terminating, _pass_before_binding; loop/lifecycle/nodetermination.py), and a
     # delete command's nominations held until its nodes are gone, in a seeded choice (_hold_nominations)
     next_command: str = "afterDrain"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
-    # release's own table, spot = on-demand (harness/loop/azure.py AzureProvider.prices)
+    # release's own table, spot = on-demand (harness/loop/azure/provider.py AzureProvider.prices)
     pricing: str = "retail"
     # given.loop.horizon: seconds of its clock each converge runs at most (None: until steady)
     horizon: float | None = None
     # given.loop.nodeBoot: seconds of its clock a launched VM takes to register its Node (a kubelet's boot)
     node_boot: float = 0.0
     # given.loop.vmDelete: seconds of its clock Azure takes to delete a VM once the provider asks
-    # (controllers/nodetermination.py NodeTermination._vm_deleting)
+    # (loop/lifecycle/nodetermination.py NodeTermination._vm_deleting)
     vm_delete: float = 0.0
     # the timing keys of given.loop the scenario sets; the others are assumed (harness/loop/assumed.py)
     timings_given: frozenset = frozenset()
@@ -157,7 +157,7 @@ class Simulation:
                  it_cache: InstanceTypeCache | None = None):
         """`it_cache`: the InstanceTypeCache the provider builds instance types with (default: its
         own); a caller running many scenarios passes one, so runs reading the same SKUs share the
-        static parts built from them (harness/model/itcache.py)."""
+        static parts built from them (harness/model/azure/itcache.py)."""
         self.cfg = cfg
         clock = clock or SimClock()
         unavailable = UnavailableOfferings(clock)
@@ -180,17 +180,17 @@ class Simulation:
         self.initialization = Initialization(self.state)
         self.liveness = Liveness(self.state, self.termination)
         self.gc = GarbageCollection(self.state, self.termination)
-        # disruption (harness/loop/controllers/disruption.py and the modules it names)
+        # disruption (harness/loop/disruption/controller.py and the modules it names)
         self.podevents = PodEvents(self.state)
         self.pdbs = PDBStatus(self.state)
         self.nodeclaim_disruption = NodeClaimDisruption(self.state)
         self.node_termination = NodeTermination(self.state, self.termination)
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
-        # static NodePools (spec.replicas, the StaticCapacity gate): controllers/staticcapacity.py
+        # static NodePools (spec.replicas, the StaticCapacity gate): loop/provisioning/staticcapacity.py
         self.static = StaticCapacity(self.state, self.provisioner, self.node_termination, self.termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
-        # a step's kubectl verbs, and a drain's retried evictions (controllers/kubectl.py)
+        # a step's kubectl verbs, and a drain's retried evictions (loop/kube/kubectl.py)
         self.kubectl = Kubectl(self.state, self.node_termination, self.workloads, self.pdbs.reconcile)
         self.provisioner.deleting_pods = lambda: deleting_pods(self.state)
         # the node image versions the provider has listed, and one AKS published since (nodeimages.py)
@@ -312,13 +312,13 @@ class Simulation:
 
     def own_replicasets(self, manifests: list[dict]) -> None:
         """The scenario's bare ReplicaSets, known before the existing nodes are seeded: a seeded pod naming one
-        is that ReplicaSet's (controllers/seed.py), which counts it when applied after them."""
+        is that ReplicaSet's (loop/seed.py), which counts it when applied after them."""
         self.state.replicasets.update({(m["metadata"].get("namespace") or "default", m["metadata"]["name"]): m
                                        for m in manifests if m.get("kind") == "ReplicaSet"})
 
     def seed(self, entries: list[dict]):
-        """Existing Nodes, NodeClaims and running pods before the first pass (controllers/seed.py)."""
-        from harness.loop.controllers.seed import seed_existing_nodes
+        """Existing Nodes, NodeClaims and running pods before the first pass (loop/seed.py)."""
+        from harness.loop.seed import seed_existing_nodes
         # the existing nodes were launched before the scenario's faults began: the real engine seeds
         # them the same way (runner/engines/real/engine.py RealRun.seed)
         held = self.fake.faults_held() if hasattr(self.fake, "faults_held") else contextlib.nullcontext()
@@ -331,7 +331,7 @@ class Simulation:
         return seeded
 
     def validate_nodepools(self) -> None:
-        """NodePool validation and readiness (controllers/nodepool.py); run after every apply, once
+        """NodePool validation and readiness (loop/provisioning/nodepool.py); run after every apply, once
         the controller is up."""
         if self._start():
             self.nodepools.reconcile()
@@ -391,7 +391,7 @@ class Simulation:
 
     def crash(self, why: str) -> None:
         """A `crash` step: the controller's process dies now and its pod starts it again when the kubelet's
-        back-off allows (harness/model/crashloop.py; the clock runs meanwhile with no Karpenter controller acting),
+        back-off allows (harness/model/kube/crashloop.py; the clock runs meanwhile with no Karpenter controller acting),
         then restarted(); the restart goes on the result."""
         now = self.clock.now()
         e = self.crashloop.exited(now, why, planned=True)
@@ -404,7 +404,7 @@ class Simulation:
         self.restarted()
 
     def run(self, manifests: list[dict], existing: list[dict] | None = None) -> RunResult:
-        """Apply the manifests, seed the existing nodes (given.existingNodes: controllers/seed.py),
+        """Apply the manifests, seed the existing nodes (given.existingNodes: loop/seed.py),
         and converge."""
         t0 = time.perf_counter()
         if existing:       # classes and pools, then the existing nodes, then the workloads
@@ -471,7 +471,7 @@ class Simulation:
                 progress = True       # a VM vanished (eviction) while the cluster looked steady
             progress |= self._disrupt(quiet=not progress)
             if not progress:
-                # a launch that only fails again as before is quiet (controllers/launch.py): its launch timeout
+                # a launch that only fails again as before is quiet (loop/lifecycle/launch.py): its launch timeout
                 # is core's next move, five minutes on, which a step's `advance` reaches; the real engine's
                 # settle stops watching before it the same way (docs/architecture/loop.md)
                 repeating = frozenset(c.result.name for c in self.launch.repeating())

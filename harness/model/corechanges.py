@@ -16,9 +16,9 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.model.corespec import core_spec
+from harness.model.upstream.corespec import core_spec
 from harness.model.data import DATA_DIR, load_yaml
-from harness.model.releasesync import git
+from harness.model.upstream.releasesync import git
 
 CHANGES_FILE = "core-changes.yaml"
 # switch: a core-behaviour.yaml switch (its pr, foldedIn or introducedBy); fact: a derived `module: core`

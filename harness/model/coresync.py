@@ -6,7 +6,7 @@ For every release profile of harness/data/releases/index.yaml this evaluates the
 release builds with (its `core:` tag, or the commit of a go.mod `replace` pseudo-version), read straight
 from a kubernetes-sigs/karpenter git directory, and writes `core.behaviour` into that release's
 provider-facts.yaml, the one place profiles read derived facts from. The full provider sync
-(harness.model.releasesync) evaluates the same probes the same way; this is the fast path that needs no
+(harness.model.upstream.releasesync) evaluates the same probes the same way; this is the fast path that needs no
 provider checkout and no module proxy; it also sets the `switch: <name>` verdict of each PR a switch names in
 harness/data/core-changes.yaml. `--check` compares each switch's derived values with its `since`,
 core-changes.yaml with core's history (harness.model.corechanges), and the switch names harness/ reads with
@@ -29,10 +29,10 @@ from typing import Any, Callable
 import yaml
 
 from harness.model import corechanges
-from harness.model.corespec import CORE_FILE, core_probes, core_spec
+from harness.model.upstream.corespec import CORE_FILE, core_probes, core_spec
 from harness.model.data import DATA_DIR, load_yaml
-from harness.model.gosource import SyncError
-from harness.model.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
+from harness.model.upstream.gosource import SyncError
+from harness.model.upstream.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
 
 FACTS_FILE = "provider-facts.yaml"
 ENV_CORE_GIT = "HARNESS_CORE_GIT"
@@ -212,7 +212,7 @@ expectByProfile:
 def pair_sides(name: str, data_dir: Path = DATA_DIR) -> tuple[tuple[str, str, Any], tuple[str, str, Any]]:
     """The two release profiles a switch's pair runs at, as (profile, core, value): the newest release whose
     value is not v1.14.0's, and the last patch of the next line that has v1.14.0's."""
-    from harness.model.profile import raw_profile
+    from harness.model.upstream.profile import raw_profile
     cores = {p: c for p, c in release_cores(data_dir).items() if modeled(c, data_dir)}
     idx = load_yaml((data_dir / "releases" / "index.yaml").read_text())["profiles"]
     values = {p: ((raw_profile(p).get("core") or {}).get("behaviour") or {}).get(name) for p in cores}

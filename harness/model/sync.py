@@ -5,7 +5,7 @@
     python -m harness.model.sync --provider-src ~/src/karpenter-provider-azure --profile-name mywork
     python -m harness.model.sync --provider-module v1.14.0 --profile-name pinned
 
---provider-git (harness.model.releasesync) reads every release tag of the provider's git history and writes
+--provider-git (harness.model.upstream.releasesync) reads every release tag of the provider's git history and writes
 harness/data/releases/<profile>/, harness/data/releases/index.yaml and harness/data/profiles/<profile>.yaml
 (`upstream` is pointed at the newest). --provider-src / --provider-module derive one source into a new
 profile `extends: upstream` whose tables and facts live in harness/data/derived/<name>/.
@@ -21,13 +21,13 @@ import sys
 from pathlib import Path
 
 from harness.model.data import DATA_DIR
-from harness.model.derivation import (CORE_MODULE, FACTS_FILE, K8S_API_MODULE, PROVIDER_MODULE, TABLE_FILES,  # noqa: F401
+from harness.model.upstream.derivation import (CORE_MODULE, FACTS_FILE, K8S_API_MODULE, PROVIDER_MODULE, TABLE_FILES,  # noqa: F401
                                       Derived, GoResolver, SyncError, aksnodeclass_facts, api_facts, crd_facts,
                                       derive, header_comment, known_skus_file, label_facts, load_source, module_dir,
                                       required_versions, restricted_label_message, restricted_skus_file,
                                       supported_gpus_file)
 
-# the derivation lives in harness.model.derivation; these names stay importable from here
+# the derivation lives in harness.model.upstream.derivation; these names stay importable from here
 __all__ = ["main", "plan", "diff", "profile_text", "CORE_MODULE", "FACTS_FILE", "K8S_API_MODULE", "PROVIDER_MODULE",
            "TABLE_FILES", "Derived", "GoResolver", "SyncError", "aksnodeclass_facts", "api_facts", "crd_facts", "derive",
            "header_comment", "known_skus_file", "label_facts", "load_source", "module_dir", "required_versions",
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                      help="the provider's git history (a checkout or a bare/mirror git directory): one profile per "
                           "release, see --releases")
     ap.add_argument("--releases", metavar="SPEC", default="all",
-                    help="with --provider-git: `all` (every release of the lines in harness.model.releasesync.LINES) or "
+                    help="with --provider-git: `all` (every release of the lines in harness.model.upstream.releasesync.LINES) or "
                          "a comma list of lines (v1.6) and tags (v1.6.2)")
     ap.add_argument("--core-git", metavar="DIR",
                     help="kubernetes-sigs/karpenter's git history, for a release whose go.mod replaces core by a "
@@ -117,7 +117,7 @@ def _write(files: dict[Path, str], remove: list[Path], data_dir: Path, check: bo
 
 
 def _main_releases(args, data_dir: Path) -> int:
-    from harness.model import releasesync as rs
+    from harness.model.upstream import releasesync as rs
     try:
         git_dir = rs.git_dir_of(args.provider_git)
         core_git = rs.git_dir_of(args.core_git) if args.core_git else None

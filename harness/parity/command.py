@@ -65,8 +65,8 @@ def command_line(args) -> str:
 
 def check_options(args) -> None:
     """Everything that can be wrong with the options, said before a minute of probing."""
-    from harness.model.profile import ProfileError, available_profiles
-    from harness.model.releases import resolve
+    from harness.model.upstream.profile import ProfileError, available_profiles
+    from harness.model.upstream.releases import resolve
     from harness.scenario.selection import unknown_profile
     for flag, p in (("--profile", args.profile), ("--diff", args.diff)):
         if p is None:

@@ -31,11 +31,11 @@ WRITER_ORDER = ("kubelet", "kubelet-node-labels", "aks", "cloud-node-controller"
 def _stored_version(profile: str | None, kind: str, default: str) -> str:
     """The version of `kind` the profile's release stores (and so serves): the probes are written in it,
     since a release refuses a version it does not serve (provider v0.x serves AKSNodeClass v1alpha2 only,
-    before v0.7 NodePool karpenter.sh/v1beta1 only; harness.model.apiversions)."""
+    before v0.7 NodePool karpenter.sh/v1beta1 only; harness.model.crd.apiversions)."""
     if profile is None:
         return default
-    from harness.model import apiversions
-    from harness.model.profile import load_profile
+    from harness.model.crd import apiversions
+    from harness.model.upstream.profile import load_profile
     return apiversions.storage(load_profile(profile), kind) or default
 
 

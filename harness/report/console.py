@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 
-from harness.loop.controllers.nodetermination import rfc3339
+from harness.loop.lifecycle.nodetermination import rfc3339
 from harness.loop.history import Moment, claim_lines, history, human_trace, price_of, timeline_lines
 from harness.loop.result import RunResult
-from harness.loop.pods import Taint
+from harness.loop.scheduling.pods import Taint
 from harness.runner.engines.base import Outcome, verdict
 from harness.scenario.expect.fold import fold_counts, fold_trace
 
@@ -277,9 +277,9 @@ def shown_verdict(o: Outcome) -> str:
 def unserved_apis(o: Outcome) -> tuple[str, ...]:
     """The scenario's `kind group/version`s the run's release does not serve, with the versions it does
     (`AKSNodeClass karpenter.azure.com/v1beta1 (only v1alpha2)`): its API server refuses those manifests
-    (harness.model.apiversions served_rejection), so the run says nothing else about that release."""
-    from harness.model.knobrelease import unserved
-    from harness.model.profile import ProfileError, raw_profile
+    (harness.model.crd.apiversions served_rejection), so the run says nothing else about that release."""
+    from harness.model.upstream.knobrelease import unserved
+    from harness.model.upstream.profile import ProfileError, raw_profile
     try:
         raw = raw_profile(o.profile)
     except ProfileError:

@@ -5,7 +5,7 @@ A run's page is built from a plain JSON document (`page_data`) that the process 
 DIR/runs/ (`write_run`); `write_site` then renders every page from those files, so xdist workers write
 their runs and the controller writes the pages. Each page shows the run's timeline
 (harness/report/timelinesvg.py over harness/loop/history.py), per NodePool the why view's eliminations
-(harness/loop/why.py's wording), per Node its labels by writer, the expectations with pass/fail at
+(harness/loop/scheduling/why.py's wording), per Node its labels by writer, the expectations with pass/fail at
 their file:line (the scenario's source is on the page), an explored run's outcome distribution, and
 across the profiles of one scenario where the outcome changes. docs/report.md shows a page.
 """

@@ -3,7 +3,7 @@ logs them (zap JSON lines: level, time, logger, message, controller and the keys
 customer's or the real controller's log read back into the same entries, and the first place two logs part.
 
 The message table is harness/data/karpenter-log.yaml (message, level, controller, keys and source per core
-version); the disruption command's wordings are parsed by harness/runner/engines/real/disruptions.py
+version); the disruption command's wordings are parsed by harness/runner/engines/real/outcome/disruptions.py
 parse_command. docs/karpenter-log.md says how to use it and what is compared.
 """
 from __future__ import annotations
@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from harness.loop.controllers.launch import ASYNC_PROVISIONING_EVENT
+from harness.loop.lifecycle.launch import ASYNC_PROVISIONING_EVENT
 from harness.loop.history import offset_text
 from harness.model.data import load_yaml
-from harness.model.releases import parse as parse_version
-from harness.runner.engines.real import disruptions
+from harness.model.upstream.releases import parse as parse_version
+from harness.runner.engines.real.outcome import disruptions
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "karpenter-log.yaml"
 # the keys every line has, which say nothing of the decision (zap's encoder and controller-runtime's context)
@@ -34,7 +34,7 @@ PHASE = {"provisionable": 0, "computed-new": 1, "computed-unready": 2, "created"
          "single-node-timeout": 7, "disrupting": 8, "tainted": 12, "deleted-node": 13, "deleted-nodeclaim": 14}
 # a disruption command's replacement: created by the command, its life after it
 REPLACEMENT_PHASE = {"created": 9, "launched": 10, "registered": 11, "initialized": 11}
-# the seeding trace of a NodeClaim the scenario gives (harness/loop/controllers/seed.py): not the provisioner's
+# the seeding trace of a NodeClaim the scenario gives (harness/loop/seed.py): not the provisioner's
 SEEDED = "existing NodeClaim "
 # the disruption command's method types at core v0.36 (v0.36.1 pkg/metrics/constants.go), by reason
 _VIA_METHOD = {"Underutilized": "consolidation", "Empty": "emptiness", "Drifted": "drift", "Expired": "expiration"}
@@ -681,7 +681,7 @@ def wording_notes(entries: list[Entry], core: str, where: str, whose: str) -> li
 
 def releases_of(w: Wording) -> list[str]:
     """The release profiles (harness/data/releases/index.yaml) whose core wrote a log stretch's words."""
-    from harness.model.releaseindex import index
+    from harness.model.upstream.releaseindex import index
     return [name for name, entry in (index().get("profiles") or {}).items() if w.covers(str(entry.get("core") or ""))]
 
 
@@ -988,7 +988,7 @@ def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, floa
     """Each side's zero and why: --log-from; else the scenario's given.startTime where the log has lines
     from then on (a scenario made from the log starts there); else each side's first compared line."""
     from harness.loop.clock import parse_rfc3339
-    from harness.model.podtermination import timestamp
+    from harness.model.kube.podtermination import timestamp
     start = o.scenario.given.get("startTime")
     run_zero = None
     try:

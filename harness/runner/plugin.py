@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.model.provisionmode import MODE_ENV, PROVISION_MODES
+from harness.model.upstream.provisionmodes import MODE_ENV, PROVISION_MODES
 from harness.scenario.notices import HarnessWarning
 from harness.scenario.selection import SUFFIX, no_scenario, profiles_for, split_profiles, unknown_profile
 
@@ -50,7 +50,7 @@ def pytest_addoption(parser):
                          "also KARPENTER_CONTROLLER_TIMING)")
     group.addoption("--harness-provision-mode", default=None, choices=PROVISION_MODES, dest="harness_provision_mode",
                     help="the provider's PROVISION_MODE for every scenario whose given.cluster names none, on both "
-                         "engines (harness/model/provisionmode.py; also HARNESS_PROVISION_MODE)")
+                         "engines (harness/model/upstream/provisionmodes.py; also HARNESS_PROVISION_MODE)")
     group.addoption("--harness-provider-git", default=None, metavar="DIR", dest="harness_provider_git",
                     help="with --harness-engine real: a karpenter-provider-azure clone with its tags, for "
                          "--harness-provider-version (also KARPENTER_PROVIDER_GIT)")
@@ -154,12 +154,12 @@ def pytest_configure(config):
 
 def choose_provider(option) -> None:
     """--harness-provider-git/-version/--harness-core-version as the environment the controller is found
-    by (harness/backends/controller.py; xdist workers inherit it). A release tag with a profile of its
+    by (harness/backends/binaries/controller.py; xdist workers inherit it). A release tag with a profile of its
     own (harness/data/profiles) runs under that profile when no --harness-profile is given: the real
     engine skips a profile of another release than its controller's."""
     if not (option.harness_provider_git or option.harness_core_version or option.harness_provider_version):
         return                                   # (nothing imported: a run without them stays light)
-    from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
+    from harness.backends.binaries.controller import ENV_CORE, ENV_GIT, ENV_REF
     if option.harness_provider_git:
         os.environ[ENV_GIT] = option.harness_provider_git
     if option.harness_core_version:
@@ -172,7 +172,7 @@ def choose_provider(option) -> None:
                                 f"a karpenter-provider-azure clone with its tags")
     os.environ[ENV_REF] = ref
     os.environ.setdefault("HARNESS_BUILD_CONTROLLER", "1")     # the release asked for is built on first use
-    from harness.model import releases
+    from harness.model.upstream import releases
     if not option.harness_profile and ref in releases.release_profiles():
         option.harness_profile = [ref]
 
@@ -192,7 +192,7 @@ def check_selection_options(profiles: list[str], backends: list[str], config=Non
     if not profiles and not backends:
         return
     from harness.backends.registry import BACKEND_NAMES
-    from harness.model.profile import ProfileError, available_profiles
+    from harness.model.upstream.profile import ProfileError, available_profiles
     from harness.scenario.selection import split_profiles, version_notices
     for p in profiles:
         try:
@@ -219,10 +219,10 @@ def _register_tag(config, tag: str) -> None:
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """Real-engine runs under `--dist load` (xdist's default with -n): longest first, and a worker's next
-    short run one its kept controller serves (harness/runner/engines/real/affinity.py)."""
+    short run one its kept controller serves (harness/runner/engines/real/controller/affinity.py)."""
     if config.getoption("harness_engine", "simulated") != "real" or config.getvalue("dist") != "load":
         return None
-    from harness.runner.engines.real.affinity import AffinityScheduling
+    from harness.runner.engines.real.controller.affinity import AffinityScheduling
     return AffinityScheduling(config, log)
 
 
@@ -232,7 +232,7 @@ def pytest_xdist_auto_num_workers(config):
     unless PYTEST_XDIST_AUTO_NUM_WORKERS says otherwise; the simulated engine keeps xdist's one per core."""
     if config.getoption("harness_engine", "simulated") != "real" or os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    from harness.runner.engines.real.settings import engine_data
+    from harness.runner.engines.real.controller.settings import engine_data
     return max(1, len(os.sched_getaffinity(0)) * int(engine_data()["xdist_workers_per_core"]))
 
 
@@ -370,7 +370,7 @@ class ScenarioError(Exception):
 
 
 def _real_subset() -> set[str]:
-    from harness.runner.engines.real.settings import engine_data
+    from harness.runner.engines.real.controller.settings import engine_data
     return set(engine_data()["ci_subset"])
 
 
@@ -379,7 +379,7 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kw)
         self.scenario, self.profile, self.backend, self.engine = scenario, profile, backend, engine
         self.outcome = None
-        from harness.model.releases import modeled_text
+        from harness.model.upstream.releases import modeled_text
         self.user_properties += [("profile", profile), ("release", modeled_text(profile)), ("backend", backend),
                                  ("seed", scenario.seed)]
 
@@ -396,7 +396,7 @@ class ScenarioItem(pytest.Item):
                 pytest.skip(why)
         # the real engine: the control plane of the Kubernetes version the scenario names (started once
         # per session and version, closed with the session's other clusters; built first if need be)
-        from harness.backends.binaries import BinariesError
+        from harness.backends.binaries.controlplane import BinariesError
         try:
             options = engine.cluster_options_for(self.scenario, self.profile, self.backend)
         except BinariesError as e:          # that version's build failed: this item's ERROR, said plainly
@@ -405,7 +405,7 @@ class ScenarioItem(pytest.Item):
         # explored under several seeds when the scenario declares an outcome set (harness/judge/explore.py);
         # a run that raises is an ERROR verdict (base.errored)
         pages = self.config.option.harness_report
-        from harness.loop.why import EVERY_PENDING
+        from harness.loop.scheduling.why import EVERY_PENDING
         self.outcome = o = run_scenario(engine, self.scenario, self.profile, cluster,
                                         why=[EVERY_PENDING] if pages else None)
         if pages:                 # each process writes its runs; the controller writes the pages (sessionfinish)

@@ -7,20 +7,21 @@ pending and, without an expectation naming it, the run would pass. The run fails
 the API server's words, for each profile whose CRDs refuse it. A refusal the scenario expects
 (`nodePools.<name>.rejected` or `nodeClasses.<name>.rejected`, at that profile) is the point, not an error.
 Its words are those of the API server the run emulates: the scenario's `given.cluster.kubernetesVersion`
-(how a failed rule prints its value changed at Kubernetes 1.35: harness/model/crdschema.py).
+(how a failed rule prints its value changed at Kubernetes 1.35: harness/model/crd/schema.py).
 """
 from __future__ import annotations
 
-from harness.model import aksnodeclass, apiversions, limitranger, priorityclass
-from harness.model.apistatus import APIRejected
-from harness.model.params import ClusterParams
-from harness.model.profile import load_profile
-from harness.model.validation import admission_rejection, parse_version
+from harness.model.crd import aksnodeclass, apiversions
+from harness.model.kube import limitranger, priorityclass
+from harness.model.kube.apistatus import APIRejected
+from harness.model.azure.params import ClusterParams
+from harness.model.upstream.profile import load_profile
+from harness.model.crd.validation import admission_rejection, parse_version
 from harness.scenario.load import Scenario
 
 # the expect key naming an object of each kind this checks
 EXPECT_KEYS = {"NodePool": "nodePools", "NodeClaim": None, "AKSNodeClass": "nodeClasses",
-               # the same at every release (k8s.io/kubernetes v1.36.3 validation; harness/model/priorityclass.py,
+               # the same at every release (k8s.io/kubernetes v1.36.3 validation; harness/model/kube/priorityclass.py,
                # limitranger.py): a run reports their refusal as an input error on both engines
                "PriorityClass": None, "LimitRange": None}
 

@@ -3,7 +3,7 @@
 A bundled catalog is a snapshot; a customer's cluster (a dump `harness new` read, or the nodes a scenario
 writes by hand) is the truth of its own day. Each disagreement becomes an amendment of the run's catalog
 and one notice: the region has zones the catalog lacks (the region's sizes are offered in them), a size
-the catalog lacks (synthesized from its name, harness/model/skusynth.py), a zone the catalog does not
+the catalog lacks (synthesized from its name, harness/model/azure/skusynth.py), a zone the catalog does not
 offer that size in (or restricts), a capacity type the size lacks (spot without LowPriorityCapable), a
 size `given.skus` leaves out. A name no catalog holds and the synthesizer cannot read, or one a catalog
 size nearly spells, stays an error at its line: a typo, not a fact of the cluster.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from harness.model.skus import availability_zones, canonical_sku, cap_true, capabilities, normalize_location
-from harness.model.skusynth import SynthesisError, synthesize
+from harness.model.azure.skus import availability_zones, canonical_sku, cap_true, capabilities, normalize_location
+from harness.model.azure.skusynth import SynthesisError, synthesize
 
 REGION_ZONES, SIZE, SUBSET, ZONE, CAPACITY = "region-zones", "size", "subset", "zone", "capacity-type"
 LOW_PRIORITY = "LowPriorityCapable"     # what spot offerings need (provider offerings.spotRequiresLowPriorityCapable)

@@ -8,7 +8,7 @@ bundled price file. Conversion lives in fakeazure.catalog (`skus_from_document`,
 
 A SKU the scenario names (in `given.skus`, or, without `given.skus`, in a NodePool requirement or a pod
 selector on the instance-type / sku-name keys) that the catalog does not hold is synthesized from its
-name (harness/model/skusynth.py) and reported as a warning at the line that named it.
+name (harness/model/azure/skusynth.py) and reported as a warning at the line that named it.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.model.skusynth import SynthesisError, synthesize
+from harness.model.azure.skusynth import SynthesisError, synthesize
 from harness.scenario.notices import Notice
 
 SKU_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type", "karpenter.azure.com/sku-name")
@@ -386,7 +386,7 @@ def _fill_prices(table: dict, skus: list[dict]) -> None:
     estimate from vCPUs (the note on `harness validate` says how many)."""
     from fakeazure.catalog import capability, sku_vcpus
 
-    from harness.model.skusynth import estimate_prices
+    from harness.model.azure.skusynth import estimate_prices
     bundled = {}
     for name in available_catalogs():
         for t in catalog(name)[1].values():

@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.model.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
+from harness.model.crd.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
 from harness.model.data import DATA_DIR, load_yaml
-from harness.model.replicationcontroller import KIND as RC_KIND, RUN_AS
-from harness.model.kubefields import KUBERNETES, unknown_fields
+from harness.model.kube.replicationcontroller import KIND as RC_KIND, RUN_AS
+from harness.model.kube.kubefields import KUBERNETES, unknown_fields
 from harness.scenario.notices import Notice
 from harness.scenario.yamlsource import Document, SourceError, load_documents
 
@@ -305,7 +305,7 @@ def _untimed_job(obj: dict) -> str | None:
     if not where:
         return None
     # (imported here, for a Job: the loop's controllers are 0.2 CPU-s of a dump's `harness new`)
-    from harness.loop.controllers.jobs import RUN_DURATION
+    from harness.loop.kube.jobs import RUN_DURATION
     if RUN_DURATION in ((meta or {}).get("annotations") or {}):
         return None
     return f"{where}.annotations[{RUN_DURATION}]"
@@ -319,13 +319,13 @@ def _named(doc_path: tuple) -> tuple:
 def _pruned_by_profile(obj: dict, profiles) -> dict[str, list[str]]:
     """Fields of an AKSNodeClass, NodePool or NodeClaim spec the API server would prune (its structural
     schema at the profile's release, in the object's API version), with the profiles whose schema lacks them
-    (harness.model.crdschema.prune)."""
+    (harness.model.crd.schema.prune)."""
     kind = obj.get("kind")
     if kind not in ("AKSNodeClass", "NodePool", "NodeClaim") or not isinstance(obj.get("spec"), dict):
         return {}
-    from harness.model import apiversions
-    from harness.model.crdschema import prune
-    from harness.model.profile import ProfileError, load_profile
+    from harness.model.crd import apiversions
+    from harness.model.crd.schema import prune
+    from harness.model.upstream.profile import ProfileError, load_profile
     out: dict[str, list[str]] = {}
     for p in profiles:
         try:

@@ -16,9 +16,9 @@ import jsonschema
 
 from harness.backends.kinds import API_VERSIONS
 from harness.backends.registry import BACKEND_NAMES
-from harness.model.labels import label_value_errors, qualified_name_errors
-from harness.model.profile import DEFAULT_PROFILE, ProfileError
-from harness.model.resources import QuantityError, parse_quantity
+from harness.model.labels.policy import label_value_errors, qualified_name_errors
+from harness.model.upstream.profile import DEFAULT_PROFILE, ProfileError
+from harness.model.values.resources import QuantityError, parse_quantity
 from harness.scenario import loadcache
 from harness.heap import no_collections
 from harness.scenario.references import resolve_reference
@@ -75,8 +75,8 @@ class Scenario:
     @property
     def profiles(self) -> list[str]:
         """given.profiles (default [upstream]); `all-releases` stands for every release profile
-        (harness.model.releases.expand)."""
-        from harness.model.releases import expand
+        (harness.model.upstream.releases.expand)."""
+        from harness.model.upstream.releases import expand
         return expand(list(self.given.get("profiles") or [DEFAULT_PROFILE]))
 
     def xfail_reason(self, profile: str, real: bool = False) -> str | None:
@@ -286,8 +286,8 @@ def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
                 errors.append(err(("spec", "template", "spec", "requirements", i),
                                   "a requirement needs `key` and `operator`"))
     if kind in ("Job", "CronJob"):
-        from harness.loop.controllers.jobs import RUN_DURATION
-        from harness.model.durations import scenario_duration
+        from harness.loop.kube.jobs import RUN_DURATION
+        from harness.model.values.durations import scenario_duration
         where = ("metadata",) if kind == "Job" else ("spec", "jobTemplate", "metadata")
         meta = obj
         for part in where:
@@ -300,7 +300,7 @@ def _check_manifest(obj, doc: Document, path: tuple = ()) -> list[SourceError]:
                 errors.append(err(where + ("annotations", RUN_DURATION), f"{kind} {RUN_DURATION} {value!r} is not a "
                                                                        "duration (e.g. 10m, 1h30m)"))
     if kind == "CronJob":
-        from harness.model.cron import CronError, parse_schedule
+        from harness.model.values.cron import CronError, parse_schedule
         try:
             parse_schedule(str(spec.get("schedule") or ""))
         except CronError as e:
@@ -346,7 +346,7 @@ def _admission_quantities(kind, spec: dict):
 
 
 def _is_quantity(q) -> bool:
-    """Whether a container's request or limit parses (harness.model.resources.parse_quantity); a dump's tens of
+    """Whether a container's request or limit parses (harness.model.values.resources.parse_quantity); a dump's tens of
     thousands of pods repeat a few hundred quantities."""
     try:
         return _parses(q)
@@ -369,7 +369,7 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
     added to `reads`), with the problems found in them. An object of a kind that cannot change a scheduling
     outcome (harness/data/envelope.yaml inertKinds: a Service, a ConfigMap) is left out, and a ReplicationController
     taken as the ReplicaSet it runs as; each is added to `inert` as (kind, name, file, line) for its notice."""
-    from harness.model import replicationcontroller as rc
+    from harness.model.kube import replicationcontroller as rc
     from harness.scenario.envelope import inert_kind
     out: list[Manifest] = []
     errors: list[SourceError] = []
@@ -381,7 +381,7 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
         return True
 
     def run_as(obj, d: Document, sub: tuple):
-        """A v1 ReplicationController as the ReplicaSet it runs as (harness/model/replicationcontroller.py),
+        """A v1 ReplicationController as the ReplicaSet it runs as (harness/model/kube/replicationcontroller.py),
         said once at its line; anything else as it is."""
         if not isinstance(obj, dict) or obj.get("kind") != rc.KIND or obj.get("apiVersion") != "v1":
             return obj
@@ -421,7 +421,7 @@ def _resolve_manifests(doc: Document, items: list, path: tuple, reads: set[str],
 def check_semantics(doc: Document, data: dict) -> list[SourceError]:
     errors: list[SourceError] = []
     given = data.get("given") or {}
-    from harness.model.releases import ALL_RELEASES, resolve, unknown_text
+    from harness.model.upstream.releases import ALL_RELEASES, resolve, unknown_text
     for i, p in enumerate(given.get("profiles") or []):
         if p == ALL_RELEASES:
             continue
@@ -436,7 +436,7 @@ def check_semantics(doc: Document, data: dict) -> list[SourceError]:
             except ProfileError:
                 errors.append(doc.error((section, p), f"{unknown_text(str(p))} (in {section})"))
     errors += _pricing_errors(doc, given)
-    from harness.model.releases import expand
+    from harness.model.upstream.releases import expand
     for p in expand([str(x) for x in given.get("profiles") or []]):
         if (err := provision_mode_error(doc, data, p)) is not None:
             errors.append(err)
@@ -445,9 +445,9 @@ def check_semantics(doc: Document, data: dict) -> list[SourceError]:
 
 
 def provision_mode_error(doc: Document, data: dict, profile: str) -> SourceError | None:
-    """given.cluster.provisionMode under a release that lacks the mode (harness/model/provisionmode.py lacks):
+    """given.cluster.provisionMode under a release that lacks the mode (harness/model/upstream/provisionmodes.py lacks):
     refused at its line, as the controller of that release refuses the value."""
-    from harness.model.provisionmode import lacks
+    from harness.model.upstream.provisionmodes import lacks
     mode = ((data.get("given") or {}).get("cluster") or {}).get("provisionMode")
     if mode is None:
         return None
@@ -518,8 +518,8 @@ def _replaced_by(base: dict, over, rel: tuple) -> tuple | None:
 
 def release_notices(doc: Document, data: dict) -> list:
     """A `given.profiles` version the harness has no profile for: which release answers and what may
-    differ (harness.model.releases.resolve), as a warning at that line."""
-    from harness.model.releases import ALL_RELEASES, resolve
+    differ (harness.model.upstream.releases.resolve), as a warning at that line."""
+    from harness.model.upstream.releases import ALL_RELEASES, resolve
     from harness.scenario.notices import Notice
     out = []
     for i, p in enumerate((data.get("given") or {}).get("profiles") or []):
@@ -537,9 +537,9 @@ def release_notices(doc: Document, data: dict) -> list:
 
 def knob_notices(doc: Document, data: dict, api_versions=()) -> list:
     """given.knobs: which provider release replays them under each profile, or that none does
-    (harness.model.knobrelease), as a warning at that line: the real engine runs that release's controller."""
-    from harness.model.knobrelease import knob_release
-    from harness.model.releases import expand
+    (harness.model.upstream.knobrelease), as a warning at that line: the real engine runs that release's controller."""
+    from harness.model.upstream.knobrelease import knob_release
+    from harness.model.upstream.releases import expand
     from harness.scenario.notices import Notice
     given = data.get("given") or {}
     if not given.get("knobs"):
@@ -567,8 +567,8 @@ def core_release_notices(doc: Document, data: dict) -> list:
     """An input the core of a `given.profiles` release does not read: `given.loop.minValuesPolicy` other than
     Strict where core predates MIN_VALUES_POLICY (probe core.minValuesPolicy, core v1.6.0+), as a warning at
     that line (the engine then runs Strict, as that core does)."""
-    from harness.model.profile import load_profile
-    from harness.model.releases import expand, resolve
+    from harness.model.upstream.profile import load_profile
+    from harness.model.upstream.releases import expand, resolve
     from harness.scenario.notices import Notice
     policy = ((data.get("given") or {}).get("loop") or {}).get("minValuesPolicy")
     if policy in (None, "Strict"):
@@ -590,7 +590,7 @@ def core_release_notices(doc: Document, data: dict) -> list:
 def provision_mode_notices(doc: Document, data: dict) -> list:
     """given.cluster.provisionMode of the AKS Machine API: what of that path the simulation does not model, each
     by name at that line (harness/data/aks-machine-labels.yaml notModeled)."""
-    from harness.model.aksmachine import is_machine_mode, not_modeled
+    from harness.model.labels.aksmachine import is_machine_mode, not_modeled
     from harness.scenario.notices import Notice
     mode = ((data.get("given") or {}).get("cluster") or {}).get("provisionMode")
     if not mode or not is_machine_mode(mode):
@@ -604,8 +604,8 @@ def drift_release_notices(doc: Document, data: dict) -> list:
     """A seeded `existingNodes[].drifted: NodeClassDrifted` under a release with no AKSNodeClass hash (probe
     provider.nodeClassHash.version: provider v0.5-v0.6 stamp none and have no NodeClassDrift), as a warning at the
     first such entry: the node is not drifted there."""
-    from harness.model.profile import load_profile
-    from harness.model.releases import expand, fact_spans, resolve
+    from harness.model.upstream.profile import load_profile
+    from harness.model.upstream.releases import expand, fact_spans, resolve
     from harness.scenario.notices import Notice
     given = data.get("given") or {}
     hits = [i for i, e in enumerate(given.get("existingNodes") or []) if e.get("drifted") == "NodeClassDrifted"]
@@ -628,9 +628,9 @@ def drift_release_notices(doc: Document, data: dict) -> list:
 
 def _existing_node_errors(doc: Document, data: dict, manifests: list[Manifest]) -> list[SourceError]:
     """given.existingNodes: each pod a valid Pod manifest; a managed entry names a NodePool of the
-    manifests and its instance type (harness/loop/controllers/seed.py)."""
+    manifests and its instance type (harness/loop/seed.py)."""
     from harness.loop.clock import start_of
-    from harness.model.resources import QuantityError, parse_resource
+    from harness.model.values.resources import QuantityError, parse_resource
     errors: list[SourceError] = []
     pools = {m.obj["metadata"]["name"] for m in manifests if m.obj.get("kind") == "NodePool"}
     given = data.get("given") or {}

@@ -49,7 +49,7 @@ def code_stamp() -> str:
 
 
 def _folder() -> Path:
-    from harness.backends.binaries import cache_dir
+    from harness.backends.binaries.controlplane import cache_dir
     return cache_dir() / "scenarios" / code_stamp()
 
 

@@ -11,7 +11,7 @@ SUFFIX = ".scenario.yaml"
 
 def unknown_profile(name: str, known: Iterable[str], flag: str = "--profile") -> str:
     """A profile option naming no profile in harness/data/profiles/ and no provider version."""
-    from harness.model import releases
+    from harness.model.upstream import releases
     policies = [k for k in known if k in set(releases.policy_profiles())] or list(known)
     rel = releases.release_profiles()
     span = (f"; or a provider version ({rel[0]} .. {rel[-1]}; `all` runs every release profile)" if rel else "")
@@ -30,10 +30,10 @@ def no_scenario(wanted: list[str], count: int, declared: Iterable[str], where: s
 def split_profiles(values: Iterable[str]) -> tuple[list[str], list[str]]:
     """`--profile` values as (filters, forced): a label policy or `upstream` filters each scenario's
     given.profiles (as before); a release profile, a provider version (`v1.6.2`, `v1.8.1`: the nearest
-    release answers, harness.model.releases) or `all` / `all-releases` makes every selected scenario run
+    release answers, harness.model.upstream.releases) or `all` / `all-releases` makes every selected scenario run
     under it as well, to show where the outcome changes between releases. ProfileError for a name that
     is neither."""
-    from harness.model import releases
+    from harness.model.upstream import releases
     filters: list[str] = []
     forced: list[str] = []
     policies = set(releases.policy_profiles())
@@ -59,7 +59,7 @@ def profiles_for(declared: list[str], values: Iterable[str]) -> list[str]:
 
 def version_notices(values: Iterable[str]) -> list[str]:
     """The loud notice of each `--profile` version the harness answers with another release."""
-    from harness.model import releases
+    from harness.model.upstream import releases
     out = []
     for v in values:
         if v in ("all", releases.ALL_RELEASES) or v in releases.policy_profiles():
@@ -76,7 +76,7 @@ def select_jobs(scenarios, profiles: list[str], k: str | None, paths: list[str],
     when none, the reason, so an option that selects nothing fails loudly instead of printing an empty
     table. A release profile, a provider version or `all` runs every selected scenario under it
     (split_profiles)."""
-    from harness.model.profile import ProfileError, available_profiles
+    from harness.model.upstream.profile import ProfileError, available_profiles
     for p in profiles:
         try:
             split_profiles([p])

@@ -12,9 +12,9 @@ from collections.abc import Collection
 from importlib import resources
 
 from harness.backends.kinds import API_VERSIONS
-from harness.model.apistatus import APIRejected
+from harness.model.kube.apistatus import APIRejected
 from harness.model.data import load_yaml
-from harness.model.poddefaults import admit_pod
+from harness.model.kube.poddefaults import admit_pod
 from harness.scenario.statefulsetspec import UPDATE_FORBIDDEN, update_forbidden
 from harness.scenario.steps import ACTIONS, DEPLOYMENT_VERBS, METADATA_VERBS, workload_of
 from harness.scenario.verdictkey import Judge
@@ -158,7 +158,7 @@ def _fault_errors(data: dict) -> list[tuple[tuple, str]]:
 
 def _duration_errors(data: dict) -> list[tuple[tuple, str]]:
     """Each step's `advance`, given.loop.horizon and the given.loop timings: durations, within bounds."""
-    from harness.model.durations import scenario_duration
+    from harness.model.values.durations import scenario_duration
     out = []
     for i, s in enumerate(data.get("steps") or []):
         if isinstance(s, dict) and "advance" in s:
@@ -191,8 +191,8 @@ def _duration_errors(data: dict) -> list[tuple[tuple, str]]:
 def _knob_errors(data: dict) -> list[tuple[tuple, str]]:
     """A knob may change a profile's values but not their shape: merged over each profile the
     scenario runs under, every value keeps its type (a mapping stays a mapping, a list a list)."""
-    from harness.model.profile import DEFAULT_PROFILE, ProfileError, merge, raw_profile
-    from harness.model.releases import expand, policy_profiles
+    from harness.model.upstream.profile import DEFAULT_PROFILE, ProfileError, merge, raw_profile
+    from harness.model.upstream.releases import expand, policy_profiles
     given = data.get("given") or {}
     knobs = given.get("knobs")
     if not knobs:
@@ -284,8 +284,8 @@ def _node_lists(nodes) -> list[tuple[tuple, list]]:
 def _expect_value_errors(data: dict) -> list[tuple[tuple, str]]:
     """Quantities (instanceTypes.<sku>.capacity/allocatable, nodes[].nodeClaimRequests[Exactly]) and durations (unavailable offerings'
     `ttl`) that the checker would have to parse."""
-    from harness.model.durations import scenario_duration
-    from harness.model.resources import QuantityError, parse_resource
+    from harness.model.values.durations import scenario_duration
+    from harness.model.values.resources import QuantityError, parse_resource
     out = []
     for base, block in _expectation_blocks(data):
         for sku, want in (block.get("instanceTypes") or {}).items():
@@ -348,7 +348,7 @@ def _restrict_errors(data: dict) -> list[tuple[tuple, str]]:
 
 
 # the loop expands these into pods itself and keeps no object a step could delete; volumes are
-# the loop's own model for the whole run (harness/loop/volumes.py: a StorageClass is not even in
+# the loop's own model for the whole run (harness/loop/scheduling/volumes.py: a StorageClass is not even in
 # the backends), so deleting one would change nothing the run sees
 UNDELETABLE_KINDS = frozenset({"Deployment", "DaemonSet", "StorageClass", "PersistentVolume",
                                "PersistentVolumeClaim"})

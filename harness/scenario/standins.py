@@ -42,8 +42,8 @@ class Unexplained:
 
 def _requests(spec) -> dict[str, int]:
     """A pod spec's requests, or nothing for one the loader will refuse at its line."""
-    from harness.loop.pods import pod_requests
-    from harness.model.resources import QuantityError
+    from harness.loop.scheduling.pods import pod_requests
+    from harness.model.values.resources import QuantityError
     try:
         return pod_requests(spec if isinstance(spec, dict) else {})
     except (QuantityError, ValueError, TypeError, AttributeError):
@@ -61,7 +61,7 @@ def unexplained(entries: list[dict], daemonsets: list[dict], finished: dict[str,
     with `requests` more than its pods, its node's `finished` pods (node name -> pods) and one pod of each
     DaemonSet explain. `node_of`: NodeClaim name -> its Node's name. In flight and deleting nodes are left
     out: their pods are still to come, or already evicted."""
-    from harness.model.resources import parse_resource_list
+    from harness.model.values.resources import parse_resource_list
     daemons: dict[str, int] = {}
     for ds in daemonsets:       # every DaemonSet of the input placed on every node: never more than it explains
         _add(daemons, _requests(((ds.get("spec") or {}).get("template") or {}).get("spec")))
@@ -114,14 +114,14 @@ def missing_namespaces(pods: list[dict], manifests: list[dict]) -> str:
 
 
 def _text(resources: dict[str, int]) -> str:
-    from harness.model.resources import format_resource
+    from harness.model.values.resources import format_resource
     return ", ".join(f"{k} {format_resource(k, v)}" for k, v in sorted(resources.items()) if v)
 
 
 def deployment(found: Unexplained, taints: list[dict], namespace: str = "default") -> tuple[dict, dict]:
     """The stand-in's Deployment and its one pod, bound where the entry runs (owned as a Deployment's pod
     is, through a ReplicaSet `<Deployment>-dump`: dumpplacement.py does the same)."""
-    from harness.model.resources import format_resource_list
+    from harness.model.values.resources import format_resource_list
     name = PREFIX + found.nodeclaim
     label = found.nodeclaim if len(found.nodeclaim) <= 63 else "true"
     why = (f"NodeClaim {found.nodeclaim}'s spec.resources.requests less what the input's pods on its node and "

@@ -5,7 +5,7 @@ the checks that decide whether the set's pods exist at all. Each error is (field
 that field; a value it would print in Go's formatting is left out, as is the `Invalid value:` before it)."""
 from __future__ import annotations
 
-from harness.model.poddefaults import semantic
+from harness.model.kube.poddefaults import semantic
 
 __all__ = ["spec_errors", "update_forbidden", "UPDATE_FORBIDDEN", "UPDATABLE"]
 
@@ -28,7 +28,7 @@ def _supported(value, allowed: tuple[str, ...]) -> str:
 def spec_errors(spec: dict) -> list[tuple[tuple, str]]:
     """What ValidateStatefulSetSpec refuses in `spec` (as written: the defaults fill what it leaves out), as
     (path under the object, text)."""
-    from harness.loop.topology import selector_matches       # the loader reads the loop only for a StatefulSet
+    from harness.loop.scheduling.topology import selector_matches       # the loader reads the loop only for a StatefulSet
     out: list[tuple[tuple, str]] = []
     policy = spec.get("podManagementPolicy")
     if policy is not None and policy not in POLICIES:
@@ -103,7 +103,7 @@ def update_forbidden(old: dict, new: dict) -> bool:
     API server stores them: defaulted (podManagementPolicy), and each claim template without what the API server
     writes into it (apiVersion, kind, status; volumeMode Filesystem), so a dump's full object applied in short
     form is the same set."""
-    from harness.loop.controllers.statefulsets import defaulted
+    from harness.loop.kube.statefulsets import defaulted
 
     def fixed(obj: dict) -> dict:
         spec = {k: v for k, v in (defaulted(obj).get("spec") or {}).items() if k not in UPDATABLE}

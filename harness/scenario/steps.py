@@ -30,7 +30,7 @@ from harness.scenario.expect.match import Mismatch
 # then deletes (`kubectl drain X; kubectl delete node X`).
 ACTIONS: tuple[str, ...] = ("advance", "crash", "cluster", "faults", "restrict", "evict", "label", "annotate",
                             "cordon", "uncordon", "drain", "scale", "restart", "delete", "apply")
-# the kubectl verbs on a Deployment or StatefulSet, and on any object's metadata (harness/loop/controllers/kubectl.py)
+# the kubectl verbs on a Deployment or StatefulSet, and on any object's metadata (harness/loop/kube/kubectl.py)
 DEPLOYMENT_VERBS = ("scale", "restart")
 METADATA_VERBS = ("label", "annotate")
 # the key of a scale or restart entry that names its workload, and the workload's kind

@@ -2,10 +2,10 @@
 newest release's, changed what the user asked about - each named at the decision where it acted.
 
 A run at a release profile reads core switches whose value differs from the newest core's
-(`RunResult.core_consulted`, harness/model/corebehaviour.py SwitchValues) and carries provider facts that differ
-from the newest release's (harness.model.factchange differing_facts). Each is a suspect. The scenario runs again
+(`RunResult.core_consulted`, harness/model/upstream/corebehaviour.py SwitchValues) and carries provider facts that differ
+from the newest release's (harness.model.upstream.factchange differing_facts). Each is a suspect. The scenario runs again
 on the simulated engine with suspects set to their newest value (`given.knobs`, merged over the profile as
-harness.model.profile.profile_with_knobs does). A suspect decided the outcome when setting it alone changes what
+harness.model.upstream.profile.profile_with_knobs does). A suspect decided the outcome when setting it alone changes what
 the user asked about: what the scenario's expectations judge, or the outcome line the run prints. One that
 keeps the outcome for other reasons (a node kept by its nomination here, by its budget at the newest), or
 changes only what happened on the way, the Nodes' labels or the words of events, is said apart, in one line.
@@ -34,7 +34,7 @@ class Decider:
     the run and the newest behaviour part."""
 
     fact: str                        # core.behaviour.<switch> | provider.<...>
-    sentence: str                    # harness.model.factchange FactChange.sentence()
+    sentence: str                    # harness.model.upstream.factchange FactChange.sentence()
     effect: str                      # one of EFFECTS: what changed with it
     at: object = None                # the run's decision where the two part (harness.loop.decisions.Decision)
     instead: object = None           # the decision the newest behaviour took there
@@ -232,7 +232,7 @@ def reasons_counts(view: dict) -> list:
 def reasons_text(ours: dict, theirs: dict) -> str:
     """What differs between two reasons views: `here: disrupted as Drifted (Drift) x1 (NodeClaim/a); with the
     newest behaviour: disrupted as Empty (Emptiness) x1 (NodeClaim/a)`, the first REASONS_SHOWN of each."""
-    from harness.loop.disruptionwhy import METHODS
+    from harness.loop.disruption.record import METHODS
     def said(mine: dict, other: dict) -> str:
         keys = [k for k in sorted(mine) if len(mine[k]) != len(other.get(k, ()))]
         parts = [f"{what}" + (f" ({METHODS.get(m, m)})" if m else "") + f" x{len(mine[(what, m)])} ("
@@ -344,15 +344,15 @@ def with_knobs(scenario: Scenario, values: dict[str, object]) -> Scenario:
 
 def newest_value(fact: str):
     """The fact's value at the newest release (the `upstream` profile)."""
-    from harness.model.factchange import fact_value
-    from harness.model.profile import DEFAULT_PROFILE
+    from harness.model.upstream.factchange import fact_value
+    from harness.model.upstream.profile import DEFAULT_PROFILE
     return fact_value(DEFAULT_PROFILE, fact)
 
 
 def changed_by(older, newer) -> list[str]:
     """Between two runs of one scenario (Outcomes with `deciding`), the deciders of either whose value differs
     between the two profiles: what the across-releases table names beside `<- changed`."""
-    from harness.model.factchange import fact_value
+    from harness.model.upstream.factchange import fact_value
     out = []
     for o in (older, newer):
         for d in (getattr(getattr(o, "deciding", None), "deciders", None) or []):
@@ -365,7 +365,7 @@ def changed_by(older, newer) -> list[str]:
 
 def suspects_of(outcome) -> list[str]:
     """The run's differing core switches it read, then the provider facts its release holds otherwise."""
-    from harness.model.factchange import differing_facts
+    from harness.model.upstream.factchange import differing_facts
     core = [f"core.behaviour.{n}" for n in outcome.final.core_consulted]
     try:
         facts = differing_facts(outcome.profile)
@@ -378,7 +378,7 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
     """The suspects as the units flipped together: each core switch alone (each is one change of core's); the
     provider facts one provider change brought (the same next release and pull request) together, since one
     of them alone may make a world no release had (offering keys without the labels that match them)."""
-    from harness.model.factchange import fact_change
+    from harness.model.upstream.factchange import fact_change
     units: dict[object, list[str]] = {}
     switch_of = {f.rsplit(".", 1)[-1]: f for f in suspects if f.startswith("core.behaviour.")}
     for fact in suspects:
@@ -395,10 +395,10 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
 
 
 def unread_facts(scenario: Scenario, outcome) -> frozenset[str]:
-    """The provider facts the run's instance-type builds note (harness/model/factreads.py) and never noted: no
+    """The provider facts the run's instance-type builds note (harness/model/upstream/factreads.py) and never noted: no
     value of any of them changes the run, so a counterfactual setting only these is this run. Not the quota
     gate when the scenario's expectations may read the Azure requests (its read is a request of its own)."""
-    from harness.model.factreads import NOTED, QUOTA_GATES
+    from harness.model.upstream.factreads import NOTED, QUOTA_GATES
     noted = set(getattr(outcome.final, "provider_consulted", None) or ())
     unread = {f for f in NOTED if f not in noted}
     if _names_key((scenario.expect, scenario.expect_by_profile, scenario.steps), "azure"):
@@ -446,7 +446,7 @@ def estimate(engine, profile: str, outcome) -> str | None:
 
 def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Deciding:
     """The deciders of `outcome` (a simulated run of `scenario` under `profile`)."""
-    from harness.model.factchange import fact_change
+    from harness.model.upstream.factchange import fact_change
     from harness.runner.engines.base import execute_guarded
     out = Deciding(profile)
     out.skipped = looked_for(engine, profile, outcome)

@@ -2,10 +2,10 @@
 each release makes of each size under each image family, as a matrix of outcomes.
 
 Each cell follows the provider's path: the API server admits the AKSNodeClass or its release's CRD
-refuses it (harness.model.aksnodeclass), then `UpdateInstanceTypes` and `isInstanceTypeSupportedByFilters`
+refuses it (harness.model.crd.aksnodeclass), then `UpdateInstanceTypes` and `isInstanceTypeSupportedByFilters`
 keep or drop the SKU (github.com/Azure/karpenter-provider-azure v1.14.0
-pkg/providers/instancetype/instancetypes.go; harness.model.staticpart). The catalog is read once, the
-instance types are built once per (release, image family) through harness.model.itcache, and no loop
+pkg/providers/instancetype/instancetypes.go; harness.model.azure.staticpart). The catalog is read once, the
+instance types are built once per (release, image family) through harness.model.azure.itcache, and no loop
 runs: the single-size `harness explain` runs the loop for the Node's labels. Why this order and how the two
 agree: docs/architecture/runner.md.
 """
@@ -23,7 +23,7 @@ NOT_SERVED = "api-version-not-served"
 UNKNOWN_SKU = "unknown-sku"
 
 DEFAULT_IMAGE_FAMILY = "Ubuntu2204"
-IMAGE_FAMILY_DROP = "GPU SKU not supported by image family "     # harness.model.staticpart's reason
+IMAGE_FAMILY_DROP = "GPU SKU not supported by image family "     # harness.model.azure.staticpart's reason
 
 
 class ExplainError(Exception):
@@ -87,8 +87,8 @@ def split_values(values: list[str] | None) -> list[str]:
 
 
 def expand_profiles(values: list[str]) -> list[str]:
-    """`all-releases` (or `all`) as every release profile, oldest first (harness.model.releases.expand)."""
-    from harness.model import releases
+    """`all-releases` (or `all`) as every release profile, oldest first (harness.model.upstream.releases.expand)."""
+    from harness.model.upstream import releases
     return releases.expand([releases.ALL_RELEASES if v == "all" else v for v in values])
 
 
@@ -98,7 +98,7 @@ def probe_nodeclass(profile, image_family: str | None, base: dict | None = None)
     the version the release stores (v1alpha2 before provider v1.0), with `image_family` set."""
     import copy
 
-    from harness.model import apiversions
+    from harness.model.crd import apiversions
     if base is not None:
         obj = copy.deepcopy(base)
     else:
@@ -113,8 +113,8 @@ def probe_nodeclass(profile, image_family: str | None, base: dict | None = None)
 def admit_nodeclass(obj: dict, profile, kubernetes_version: str | None) -> tuple[dict | None, Cell | None]:
     """(the stored AKSNodeClass, None) or (None, a cell template naming the refusal): the embedded API
     server's steps (harness/backends/embedded.py _admit) for one object."""
-    from harness.model import aksnodeclass, apiversions
-    from harness.model.validation import parse_version
+    from harness.model.crd import aksnodeclass, apiversions
+    from harness.model.crd.validation import parse_version
     refused = apiversions.served_rejection(obj, profile)
     if refused is not None:
         versions = ", ".join(apiversions.served(profile, "AKSNodeClass"))
@@ -135,9 +135,9 @@ def admit_nodeclass(obj: dict, profile, kubernetes_version: str | None) -> tuple
 
 def held_back(stored: dict, profile, cluster) -> Cell | None:
     """A cell template when the provider's status controllers keep the admitted AKSNodeClass from Ready
-    (harness.model.aksnodeclass.not_ready, as harness/loop/controllers/nodepool.py asks it): its NodePools
+    (harness.model.crd.aksnodeclass.not_ready, as harness/loop/provisioning/nodepool.py asks it): its NodePools
     are never Ready, so no size launches whatever the filters keep."""
-    from harness.model import aksnodeclass
+    from harness.model.crd import aksnodeclass
     held = aksnodeclass.not_ready(stored.get("spec") or {}, cluster.use_sig,
                                   bool(profile.provider.get("fipsRequiresSIG")))
     if held is None:
@@ -155,7 +155,7 @@ def crd_source(profile) -> str:
     import re
 
     from harness.model.data import DATA_DIR
-    from harness.model.switches import Switches
+    from harness.model.azure.switches import Switches
     path = DATA_DIR / Switches.of(profile).tables / "provider-facts.yaml"
     first = path.read_text().splitlines()[0] if path.exists() else ""
     m = re.search(r"(github\.com/\S+@[^\s,]+)", first)
@@ -176,8 +176,8 @@ def requirement_view(r) -> dict:
 def _dropped_cell(sku: str, family: str, profile, why: str) -> tuple[str, str, str, str]:
     """(outcome, short, detail, source) of a size the release's filters drop, naming the filter. The detail
     leaves the release out, so releases that drop a size alike share one note; the source names the tag."""
-    from harness.model.imagefamily import image_family_verdict, table_source
-    from harness.model.switches import Switches
+    from harness.model.azure.imagefamily import image_family_verdict, table_source
+    from harness.model.azure.switches import Switches
     if why.startswith(IMAGE_FAMILY_DROP):
         verdict = image_family_verdict(sku, family, profile)
         return IMAGE_FAMILY, f"dropped by image family {verdict['imageFamily']}", verdict["why"], verdict["source"]
@@ -272,9 +272,9 @@ def _scenario(req: Request):
 
 def explain_matrix(req: Request) -> Matrix:
     """Every (size, image family, release) cell of `req`."""
-    from harness.model.instancetypes import build_instance_types
-    from harness.model.params import ClusterParams, NodeClassParams
-    from harness.model.profile import ProfileError, load_profile
+    from harness.model.azure.instancetypes import build_instance_types
+    from harness.model.azure.params import ClusterParams, NodeClassParams
+    from harness.model.upstream.profile import ProfileError, load_profile
     from harness.scenario.catalogs import scenario_catalog
     from harness.runner.engines.azureside import cluster_settings
     families = req.image_families or [(req.nodeclass or {}).get("spec", {}).get("imageFamily") or DEFAULT_IMAGE_FAMILY]
@@ -346,7 +346,7 @@ def _cell(sku: str, fam: str, name: str, profile, built: tuple, unknown: dict[st
 
 def matrix_json(m: Matrix) -> dict:
     """The matrix as data: every cell, and the distinct outcomes the text output footnotes."""
-    from harness.model.releases import modeled_text
+    from harness.model.upstream.releases import modeled_text
     index = {k: i + 1 for i, (k, _) in enumerate(m.outcomes())}
     return {
         "region": m.region, "catalog": m.catalog,

@@ -5,7 +5,7 @@ it, in order, with its reason (RunResult.decisions, harness/loop/decisions.py), 
 controllers left it for
 (RunResult.protected) and the events on it; what the record does not hold (host ports, budgets and their windows,
 an AKSNodeClass's readiness and hash) from RunResult.why_facts, and a seeded node's drift from the scenario's
-given.existingNodes. A pending pod's eliminations per NodePool stay harness/loop/why.py's view; this adds the
+given.existingNodes. A pending pod's eliminations per NodePool stay harness/loop/scheduling/why.py's view; this adds the
 decisions around it. The run report shows the same lines.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ NODECLASS_LABELS = ("karpenter.azure.com/aksnodeclass", "kubernetes.azure.com/os
                     "kubernetes.azure.com/os-sku-effective", "kubernetes.azure.com/os-sku-requested",
                     "kubernetes.azure.com/fips_enabled", "kubernetes.azure.com/node-image-version",
                     "kubernetes.azure.com/localdns-state", "kubernetes.azure.com/artifactstreaming-enabled")
-# the seeded hash annotations a `drifted` entry stands for (harness/loop/controllers/seed.py)
+# the seeded hash annotations a `drifted` entry stands for (harness/loop/seed.py)
 SEEDED_HASHES = {"NodePoolDrifted": "karpenter.sh/nodepool-hash",
                  "NodeClassDrifted": "karpenter.azure.com/aksnodeclass-hash"}
 
@@ -246,8 +246,8 @@ def budget_lines(result, name: str, live: list) -> list[str]:
     """The NodePool's disruption budgets (GetAllowedDisruptionsByReason), each with its arithmetic over the
     NodePool's initialized Nodes at the end and its window in UTC at the last disruption pass; the default
     budget (nodes: 10%) included where the NodePool names none."""
-    from harness.loop.budgets import MAX_INT32, allowed_disruptions
-    from harness.loop.disruptionwhy import budget_rule, budget_window
+    from harness.loop.disruption.budgets import MAX_INT32, allowed_disruptions
+    from harness.loop.disruption.record import budget_rule, budget_window
     facts = ((result.why_facts or {}).get("nodepools") or {}).get(name)
     if not facts or facts.get("at") is None:
         return []
@@ -277,7 +277,7 @@ def nodeclass_lines(result, name: str) -> list[str]:
     """An AKSNodeClass: stored or refused, Ready or held back, what the run reads of it (the fields that
     shape its instance types, the labels its Nodes carry from it), the NodePools that name it, its hash now
     and at each change, and its NodeClaims' drift."""
-    from harness.model.params import NodeClassParams
+    from harness.model.azure.params import NodeClassParams
     nc = result.nodeclasses[name]
     facts = ((result.why_facts or {}).get("nodeclasses") or {}).get(name) or {}
     if not nc.accepted:

@@ -380,7 +380,8 @@ def upstream_crds() -> list[dict]:
     """The provider v1.14.0 module's three CRDs, verbatim (from the Go module cache, never committed)."""
     import yaml
 
-    from harness.backends import binaries, crds
+    from harness.backends.binaries import controlplane as binaries
+    from harness.backends import crds
     root = binaries.go_module_dir(crds.AZURE_MODULE, "v1.14.0") / "pkg/apis/crds"
     out = []
     for f in ("karpenter.sh_nodepools.yaml", "karpenter.sh_nodeclaims.yaml", "karpenter.azure.com_aksnodeclasses.yaml"):

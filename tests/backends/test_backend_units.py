@@ -13,14 +13,15 @@ import requests
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 
-from harness.backends import binaries, crds
+from harness.backends.binaries import controlplane as binaries
+from harness.backends import crds
 from harness.backends.base import APIRejected
 from harness.backends.kubeclient import cause_detail, path_for, rejection
 from harness.backends.kinds import KINDS
 from harness.backends.pki import CONTROLLERS_GROUP, PKI
 from harness.backends.registry import get_backend
-from harness.model import crdrules
-from harness.model.profile import load_profile
+from harness.model.crd import rules as crdrules
+from harness.model.upstream.profile import load_profile
 
 
 # -- PKI (https://kubernetes.io/docs/setup/best-practices/certificates/,
@@ -390,7 +391,7 @@ def test_a_releases_own_crds_refuse_a_karpenter_version_they_do_not_serve():
         assert sent["spec"]["template"]["spec"]["expireAfter"] == "720h"
         assert sent["spec"]["disruption"]["consolidationPolicy"] == "WhenEmptyOrUnderutilized"
     # ... judged first by the v1beta1 rules of the run's release, as the API server would before converting
-    from harness.model.profile import load_profile
+    from harness.model.upstream.profile import load_profile
     rc.conversion_profile = load_profile("v0.7.5")
     old["spec"]["disruption"]["consolidateAfter"] = "30s"
     old["spec"]["template"]["spec"]["requirements"] = [{"key": "karpenter.sh/capacity-type", "operator": "In",

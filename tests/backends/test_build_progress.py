@@ -1,5 +1,5 @@
 """Long builds say what they are doing: a heartbeat names the build script's current step and how long
-it has taken so far (harness/backends/binaries.py Heartbeat, run_logged), and the tools take
+it has taken so far (harness/backends/binaries/controlplane.py Heartbeat, run_logged), and the tools take
 `-v/--verbose` through `logging` (harness/logs.py)."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends import binaries
-from harness.backends.binaries import BinariesError, Heartbeat, run_logged
+from harness.backends.binaries import controlplane as binaries
+from harness.backends.binaries.controlplane import BinariesError, Heartbeat, run_logged
 
 SCRIPT = """\
 echo "[build-x] resolving the module graph"
@@ -44,7 +44,7 @@ def test_heartbeat_names_the_step_and_the_time_so_far(tmp_path, monkeypatch):
     monkeypatch.setattr(binaries, "HEARTBEAT_SECONDS", 0.02)
     done = tmp_path / "done"
     handler = _Done(done)
-    logger = logging.getLogger("harness.backends.binaries")
+    logger = logging.getLogger("harness.backends.binaries.controlplane")
     level = logger.level
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)               # (setLevel: the logger caches isEnabledFor)
@@ -109,7 +109,7 @@ def test_a_held_build_lock_is_announced_and_waited_for(tmp_path, capsys):
 
     from filelock import FileLock
 
-    from harness.backends.binaries import BuildLock
+    from harness.backends.binaries.controlplane import BuildLock
     held = FileLock(str(tmp_path / "build.lock"))
     held.acquire()
     got = threading.Event()

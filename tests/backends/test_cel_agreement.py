@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from crd_cases import cases, judge_all, rule_coverage
 
-from harness.model import crdrules
-from harness.model.profile import load_profile
+from harness.model.crd import rules as crdrules
+from harness.model.upstream.profile import load_profile
 
 N = 1200
 SEED = 26

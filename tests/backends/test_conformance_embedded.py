@@ -127,7 +127,7 @@ def test_a_created_object_is_not_being_deleted(local_cluster):
     assert seen == [(None, None), (None, None)]
 
 
-# -- AKSNodeClass admission: provider v1.14.0's CRD on the real server vs harness.model.aksnodeclass --
+# -- AKSNodeClass admission: provider v1.14.0's CRD on the real server vs harness.model.crd.aksnodeclass --
 NODECLASS_SPECS = {
     "empty": {}, "gpu": {"gpu": {}}, "kubelet-defaults": {"kubelet": {}},
     "enum": {"imageFamily": "Ubunt"}, "fips-ubuntu2204": {"imageFamily": "Ubuntu2204", "fipsMode": "FIPS"},
@@ -245,7 +245,7 @@ def test_runtimeclass_admission_agrees_with_the_api_server(cluster, case):
     real, embedded = _pod_outcome(cluster, POD_CASES[case]), _pod_outcome(emb, POD_CASES[case])
     if real[0] == "accepted":
         # the API server prints quantities canonically; compare the values
-        from harness.model.resources import parse_resource_list
+        from harness.model.values.resources import parse_resource_list
         real = (real[0], parse_resource_list(real[1]), *real[2:])
         embedded = (embedded[0], parse_resource_list(embedded[1]), *embedded[2:])
     assert embedded == real
@@ -295,7 +295,7 @@ DEFAULTED_CASES = {
 
 
 def _stored_spec(made: dict) -> dict:
-    from harness.model.resources import parse_resource_list
+    from harness.model.values.resources import parse_resource_list
     spec = dict(made["spec"])
     for key in ("containers", "initContainers"):
         if key in spec:
@@ -336,7 +336,7 @@ def test_pod_update_keeps_the_admission_defaults(cluster):
     assert [t["key"] for t in got[1]["tolerations"]] == ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"]
 
 
-# -- a workload's pod template as the API server stores it (harness.model.poddefaults.default_template) --
+# -- a workload's pod template as the API server stores it (harness.model.kube.poddefaults.default_template) --
 TEMPLATE_SPEC = DEFAULTED_CASES["container-defaults"]
 
 
@@ -344,7 +344,7 @@ def test_a_deployment_template_is_defaulted_as_the_api_server_stores_it(cluster)
     """The stored Deployment's template is every PodSpec's defaulting, none of a Pod's own (no
     enableServiceLinks, no priority or tolerations): the same as default_template, and same_template
     finds the short form equal to it (what a step's apply of a dumped Deployment is compared with)."""
-    from harness.model.poddefaults import default_template, same_template
+    from harness.model.kube.poddefaults import default_template, same_template
     short = {"metadata": {"labels": {"app": "web"}}, "spec": TEMPLATE_SPEC}
     dep = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "web"}}, "template": short}}
@@ -358,9 +358,9 @@ def test_a_deployment_template_is_defaulted_as_the_api_server_stores_it(cluster)
 
 
 # -- what admission reads besides the pod: PriorityClasses (Priority), LimitRanges (LimitRanger) and
-# ResourceQuotas (ResourceQuota) of k8s.io/kubernetes v1.36.3 (harness/model/priorityclass.py, limitranger.py,
+# ResourceQuotas (ResourceQuota) of k8s.io/kubernetes v1.36.3 (harness/model/kube/priorityclass.py, limitranger.py,
 # quota.py). The local cluster runs no kube-controller-manager: a quota's status is written as its resourcequota
-# controller would (harness/loop/controllers/workloads.py Workloads._quota_status) --
+# controller would (harness/loop/kube/workloads.py Workloads._quota_status) --
 def _pc(name, value, **fields):
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value,
             **fields}
@@ -410,7 +410,7 @@ ADMISSION_CASES = {
 
 
 def _admitted(cluster, case: str):
-    from harness.model.quota import status_of
+    from harness.model.kube.quota import status_of
     objs, before, spec = ADMISSION_CASES[case]
     for obj in objs:
         made = cluster.create(obj)

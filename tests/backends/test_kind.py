@@ -22,7 +22,7 @@ from harness.backends.kind import writers as kw
 from harness.backends.kind import image as img
 from harness.backends.kind import nodes, reaper, rootfs
 from harness.backends.procs import pid_alive
-from harness.model.profile import load_profile
+from harness.model.upstream.profile import load_profile
 
 UP = load_profile("upstream")
 WRAPPER = Path(img.__file__).with_name("runc-nosysresource")
@@ -216,7 +216,7 @@ def test_writer_expectation_on_kind_reads_managed_fields():
 
 
 def test_daemonset_pods_are_pinned_to_their_node():
-    from harness.loop.controllers.initialization import pin_to_node as _pin_to_node
+    from harness.loop.lifecycle.initialization import pin_to_node as _pin_to_node
     spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "a", "operator": "Exists"}]}]}}}}
     pinned = _pin_to_node(spec, "aks-1")
@@ -347,7 +347,7 @@ def test_a_vm_boots_as_a_real_node(kind_cluster):
     assert kind_cluster.get("Node", "aks-kind-00001")["status"]["allocatable"]["cpu"] == "3800m"
     # the real Node: memory, pods and allocatable as the kubelet computed them from the VM's machine;
     # CPU beyond the host's count from the node-status stand-in
-    from harness.model.resources import parse_resource_list
+    from harness.model.values.resources import parse_resource_list
     status = kind_cluster.admin.get("Node", "aks-kind-00001")["status"]
     cap, alloc = parse_resource_list(status["capacity"]), parse_resource_list(status["allocatable"])
     assert (cap["memory"], alloc["memory"]) == (16 << 30, 14 << 30)

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 from harness.backends import kubeletjudge as kj
 from harness.backends.embedded import EmbeddedCluster
-from harness.model.labels import kubelet_flag_error
-from harness.model.profile import load_profile, profile_with_knobs
+from harness.model.labels.policy import kubelet_flag_error
+from harness.model.upstream.profile import load_profile, profile_with_knobs
 
 UP = load_profile("upstream")
 MULTILINE = ('I1122 12:00:00.000000   42 server.go:1] "Golang settings"\n'

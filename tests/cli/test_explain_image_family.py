@@ -1,11 +1,11 @@
 """`harness explain --sku X --nodeclass nc.yaml` says whether the NodeClass's image family keeps the SKU,
-why, and which upstream file of which release decides it (harness/model/imagefamily.py)."""
+why, and which upstream file of which release decides it (harness/model/azure/imagefamily.py)."""
 from __future__ import annotations
 
 import json
 
 from harness.cli import main as cli
-from harness.model.imagefamily import image_family_verdict
+from harness.model.azure.imagefamily import image_family_verdict
 
 NODECLASS = """apiVersion: karpenter.azure.com/v1beta1
 kind: AKSNodeClass

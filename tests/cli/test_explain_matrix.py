@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.cli import main as cli
-from harness.model.releases import release_profiles
+from harness.model.upstream.releases import release_profiles
 from harness.why.explain import (
     CRD,
     IMAGE_FAMILY,
@@ -158,7 +158,7 @@ def test_cells_agree_with_the_single_size_run(sku, family, profile, capsys):
 
 def test_a_class_held_back_from_ready_is_named(tmp_path, capsys):
     """FIPS without SIG images: admitted, but the provider's status controllers keep the AKSNodeClass from
-    Ready (harness.model.aksnodeclass.not_ready), so no size launches - not 'not in the catalog'."""
+    Ready (harness.model.crd.aksnodeclass.not_ready), so no size launches - not 'not in the catalog'."""
     nc = tmp_path / "nc.yaml"
     nc.write_text("apiVersion: karpenter.azure.com/v1beta1\nkind: AKSNodeClass\nmetadata: {name: fips}\n"
                   "spec: {imageFamily: AzureLinux, fipsMode: FIPS}\n")

@@ -52,7 +52,7 @@ def test_pytest_profile_no_collected_scenario_declares():
     assert re.search(r"--harness-profile design-0006 selects no scenario: none of the \d+ collected scenario\(s\) declares it",
                      proc.stderr)
     # without scenario files in the run, --harness-profile is simply unused
-    assert _pytest("tests/loop/test_unavailable.py", "--harness-profile", "design-0006", "--collect-only").returncode == 0
+    assert _pytest("tests/loop/azure/test_unavailable.py", "--harness-profile", "design-0006", "--collect-only").returncode == 0
 
 
 def test_pytest_profile_no_scenario_declares_under_xdist():

@@ -1,7 +1,7 @@
 """Dumps made on a real kube-apiserver (tests/dump/dumps/real/, written by tools/make_dumps.py: the server's
 uids, managedFields, defaults, creation and deletion times) round-trip: `harness new` on the dump as made,
 then `harness run` with no edit reproduces the dumped state at the dump's time under every profile the
-scenario names, and carries on from it (harness/dump/new.py, harness/loop/controllers/seed.py)."""
+scenario names, and carries on from it (harness/dump/new.py, harness/loop/seed.py)."""
 from __future__ import annotations
 
 from pathlib import Path

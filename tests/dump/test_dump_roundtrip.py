@@ -1,6 +1,6 @@
 """Customer dumps round-trip: `harness new` on a `kubectl get -o yaml` dump (tests/dump/dumps/, written
 by hand in kubectl's shape), then the run with no edit reproduces what the dump shows at the dump's time
-(given.startTime) and carries on from it (harness/dump/new.py, harness/loop/controllers/seed.py)."""
+(given.startTime) and carries on from it (harness/dump/new.py, harness/loop/seed.py)."""
 from __future__ import annotations
 
 from pathlib import Path

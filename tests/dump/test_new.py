@@ -158,7 +158,7 @@ def test_admission_computed_pod_priority_is_left_to_the_api_server():
 def test_a_nodeclaims_requests_are_kept(tmp_path):
     """What the round that made a NodeClaim asked for (its pods and the DaemonSets then) is the dump's to
     say: the entry keeps spec.resources.requests, which the seeding uses instead of its own estimate
-    (harness/loop/nodeclaimobject.py seeded_nodeclaim)."""
+    (harness/loop/provisioning/nodeclaimobject.py seeded_nodeclaim)."""
     dump = yaml.safe_load(DUMP.read_text())
     (nc,) = [o for o in dump["items"] if o["kind"] == "NodeClaim"]
     nc["spec"]["resources"] = {"requests": {"cpu": "1100m", "pods": "4"}}

@@ -249,7 +249,7 @@ def test_what_kubectl_prints_is_read_here_alike(tmp_path):
     import re
     import subprocess
 
-    from harness.backends.binaries import find_node_binary
+    from harness.backends.binaries.controlplane import find_node_binary
     kubectl = find_node_binary("kubectl")
     if kubectl is None:
         pytest.skip("kubectl is not built (python -m harness.backends build --node)")

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.backends import binaries, controller
+from harness.backends.binaries import controlplane as binaries, controller
 from harness.runner.engines.real import engine as enginemod
 from harness.runner.engines.real.engine import RealEngine, RealRun, log_hosts
 
@@ -50,9 +50,9 @@ def test_a_foreign_kubernetes_version_is_skipped_with_the_reason(no_binaries, mo
 
 
 def test_knobs_run_on_the_release_that_has_them_or_are_skipped_naming_the_facts(tmp_path):
-    """given.knobs: the release whose own facts they are answers (harness/model/knobrelease.py); a
+    """given.knobs: the release whose own facts they are answers (harness/model/upstream/knobrelease.py); a
     combination no release has is skipped with the facts; another release's controller is not it."""
-    from harness.backends.controller import ControllerBinary
+    from harness.backends.binaries.controller import ControllerBinary
     cluster = SimpleNamespace(server_version="v1.36.3")
     float_format = {"knobs": {"provider": {"requirements": {"ephemeralFormat": "float"}}}}
     v151 = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.5.1", "cache"))
@@ -105,7 +105,7 @@ def test_which_engine_an_xfail_is_about():
 def test_a_profile_of_another_release_than_the_controllers_is_skipped_with_how_to_run_it(tmp_path):
     """The real engine answers for the controller it runs: a label policy or another release's profile
     is skipped, naming the release to build; a commit between releases (bisect) is not judged."""
-    from harness.backends.controller import ControllerBinary
+    from harness.backends.binaries.controller import ControllerBinary
     engine = RealEngine(controller=ControllerBinary(tmp_path / "controller", "v1.14.0", "cache"))
     assert engine._release_mismatch("upstream") is None
     assert "label policy" in engine._release_mismatch("before-0006")
@@ -159,8 +159,8 @@ def test_the_run_clock_writes_its_offset_where_the_api_server_and_controller_rea
     """runclock.py: a new run starts at offset 0; an advance adds to it; the file holds the number the
     fast timing's Go side parses (controller-timing/clock_meta.go, clock_apiserver.go,
     clock_gocache.go)."""
-    from harness.runner.engines.real import runclock
-    from harness.runner.engines.real.runclock import RunClock
+    from harness.runner.engines.real.cluster import runclock
+    from harness.runner.engines.real.cluster.runclock import RunClock
     monkeypatch.setattr(runclock.time, "time", lambda: 1_000_000.0)      # the wall clock, held still
     clock = RunClock()
     clock.bind(tmp_path / "harness-clock")
@@ -189,7 +189,7 @@ def test_the_departed_uids_of_every_earlier_run_stay_departed(monkeypatch):
 
 
 def test_a_job_or_cronjob_is_skipped_where_its_controllers_clock_cannot_move(monkeypatch):
-    """harness/loop/controllers/jobs.py runs a Job's pods for their run-duration and CronJob schedules on the
+    """harness/loop/kube/jobs.py runs a Job's pods for their run-duration and CronJob schedules on the
     simulated clock; the real cluster runs them where the run moves the clock of Karpenter, the API server and
     kube-controller-manager's Job and CronJob controllers (a fast build: controller-timing.yaml), else it is
     skipped, said by name."""
@@ -260,8 +260,8 @@ def test_a_failed_build_of_a_version_is_said_by_its_later_scenarios(no_binaries,
 
 
 def test_a_run_on_a_substituted_controller_carries_the_notice_in_its_result(tmp_path, monkeypatch):
-    from harness.backends.controller import ControllerBinary
-    from harness.backends.substitutes import Substitute
+    from harness.backends.binaries.controller import ControllerBinary
+    from harness.backends.binaries.substitutes import Substitute
     from harness.runner.engines.base import Outcome
     skewer = Substitute("github.com/Azure/skewer", "v0.0.22", "v0.0.24", "v1.13.0", "why")
     ctl = ControllerBinary(tmp_path / "controller", "v1.12.2", "git:x", tmp_path, "fast", (skewer,))
@@ -281,8 +281,9 @@ def test_a_placement_of_the_runs_clock_leaves_the_fakes_clock_running_on(monkeyp
     delete their NodeClaims once their Nodes are not Ready."""
     from types import SimpleNamespace
 
-    from harness.runner.engines.real import engine, runclock
-    from harness.runner.engines.real.runclock import FakeAzureClock, RunClock
+    from harness.runner.engines.real import engine
+    from harness.runner.engines.real.cluster import runclock
+    from harness.runner.engines.real.cluster.runclock import FakeAzureClock, RunClock
     clock = RunClock()
     monkeypatch.setattr(runclock, "CLOCK", clock)
     monkeypatch.setattr(engine, "CLOCK", clock)
@@ -316,7 +317,7 @@ def test_a_settles_scenario_time_leaves_the_nodepools_conditions_out():
 
 
 def test_a_crash_loop_names_each_exit_and_its_last_log_lines():
-    from harness.model.crashloop import CrashLoop
+    from harness.model.kube.crashloop import CrashLoop
     loop = CrashLoop()
     for at in (102.0, 104.0, 116.0):
         loop.exited(at, "the controller exited (code 2)", False, "panic: boom\ngoroutine 1 [running]:")

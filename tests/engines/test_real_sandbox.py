@@ -85,7 +85,7 @@ def test_azure_public_host_names_reach_the_fake_and_nothing_else(tmp_path):
     by the harness's own CA) names them, and every other name or address is unreachable."""
     import fakeazure
     from fakeazure.server import FakeAzureServer
-    from harness.runner.engines.real.settings import engine_data
+    from harness.runner.engines.real.controller.settings import engine_data
     names = tuple(engine_data()["public_cloud"]["hosts"])
     fake = fakeazure.FakeAzure(region="eastus", seed=1)
     fake.load_catalog("eastus")

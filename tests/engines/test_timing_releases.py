@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.backends import controller, editrules
+from harness.backends.binaries import controller, editrules
 
 NIGHTLY = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "nightly.yml"
 

@@ -13,7 +13,7 @@ from fakeazure import FakeAzure, available_catalogs, synthetic_prices, synthetic
 from fakeazure import catalog as cat
 # skewer's size grammar (GetVMSize, github.com/Azure/skewer@v0.0.24/vmsize.go);
 # parse_vm_size raises if unparsable
-from harness.model.vmsize import parse_vm_size
+from harness.model.azure.vmsize import parse_vm_size
 
 # (cpu, memory MiB, hyperv, ephemeral max GB or None, premium, accel, arch, zones, LowPriorityCapable)
 # github.com/Azure/karpenter-provider-azure v1.14.0 pkg/fake/zz_generated.sku.southcentralus.go derived-value table

@@ -16,7 +16,7 @@ from harness.loop import assumed, races
 from harness.judge import conformance, explore, mutation
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import verdict
-from harness.runner.engines.real.applicability import ignored_given, split
+from harness.runner.engines.real.outcome.applicability import ignored_given, split
 from harness.scenario.expect.match import check, check_explored
 from harness.judge.outcome import summary
 from harness.scenario.load import load_scenarios, load_scenarios_text

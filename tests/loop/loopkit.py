@@ -56,8 +56,8 @@ def simulation(cluster, manifests=(), profile="upstream", seed=1, min_values_pol
     from fakeazure.clients import compute_client, network_client
     from harness.loop.clock import SimClock
     from harness.loop.simulation import SimConfig, Simulation
-    from harness.model import instancetypes as itmod
-    from harness.model.profile import load_profile
+    from harness.model.azure import instancetypes as itmod
+    from harness.model.upstream.profile import load_profile
     from harness.runner.engines.azureside import cluster_settings, fake_azure
     from harness.scenario.load import load_scenarios_text
 
@@ -92,9 +92,9 @@ def synthetic_world():
     """(profile, semantics, instance types) of the upstream profile over 60 seeded synthetic eastus SKUs: the
     scheduler's own tests and its fingerprint build Schedulers on them."""
     from fakeazure.catalog import synthetic_prices, synthetic_skus
-    from harness.model.instancetypes import ClusterParams, NodeClassParams, build_instance_types
-    from harness.model.profile import load_profile
-    from harness.model.semantics import semantics_for
+    from harness.model.azure.instancetypes import ClusterParams, NodeClassParams, build_instance_types
+    from harness.model.upstream.profile import load_profile
+    from harness.model.labels.semantics import semantics_for
     profile = load_profile("upstream")
     sem = semantics_for(profile)
     skus = synthetic_skus(60, seed=42, region="eastus")

@@ -54,15 +54,15 @@ def test_notices_name_the_release_core_and_only_what_was_touched(embedded):
 
 # -- scopes the controllers touch where the situation arises (LoopState.touch_scope) --------------------------
 def _notices_naming(profile: str, switch: str, touched: set[str]) -> list[str]:
-    from harness.model.corebehaviour import CoreBehaviour
-    from harness.model.profile import load_profile
+    from harness.model.upstream.corebehaviour import CoreBehaviour
+    from harness.model.upstream.profile import load_profile
     return [n for n in CoreBehaviour.of(load_profile(profile)).notices(touched) if f": {switch} is modeled" in n]
 
 
 def test_a_budget_over_a_node_whose_instance_is_deleting_touches_its_scope(embedded):
     """BuildDisruptionBudgetMapping over a NodeClaim with InstanceTerminating: the scope of
     instanceTerminatingInBudget (#1735), said at core v0.36.1 (provider v0.6.3), not from core v1.0.4 on."""
-    from harness.loop.controllers.candidates import Cluster
+    from harness.loop.disruption.candidates import Cluster
     with simulation(embedded) as sim:
         sim.run([nodeclass(), nodepool(), pod("a")])
         (claim,) = [c for c in sim.state.claims if c.initialized]
@@ -103,8 +103,8 @@ def test_a_term_without_label_selector_touches_its_scope(embedded):
 def test_only_core_v170_panics_on_a_term_without_label_selector():
     """Core v1.7.0 alone panics (#2479 brought it, #2515/#2511 fixed it), and no provider release pins it: no
     release profile says it; a profile at core v1.7.0 would."""
-    from harness.model.corebehaviour import CoreBehaviour, SwitchValues, newest_values
-    from harness.model.releaseindex import release_profiles
+    from harness.model.upstream.corebehaviour import CoreBehaviour, SwitchValues, newest_values
+    from harness.model.upstream.releaseindex import release_profiles
     for profile in [*release_profiles(), "upstream"]:
         assert _notices_naming(profile, "nilLabelSelectorTopology", {"nilLabelSelector"}) == [], profile
     newest = newest_values()

@@ -1,4 +1,4 @@
-"""The disruption side's decision record (harness/loop/disruptionwhy.py and the disruption, orchestration and
+"""The disruption side's decision record (harness/loop/disruption/record.py and the disruption, orchestration and
 termination controllers): why a node is still here and why it was disrupted, in the record's words."""
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_a_node_kept_by_its_pdb_says_which(cluster):
 
 def test_a_node_kept_by_a_nomination_names_the_pod_and_until_when(embedded):
     """A pod the provisioner put on an existing node nominates it for 20 s (statenode.go Nominate)."""
-    from harness.loop.controllers.candidates import GRACEFUL, Cluster
+    from harness.loop.disruption.candidates import GRACEFUL, Cluster
     with simulation(embedded, [nodeclass(), nodepool(), pod("a", "500m")]) as sim:
         sim.converge()
         (c,) = sim.claims
@@ -184,7 +184,7 @@ def test_nothing_is_recorded_when_the_record_is_off(embedded):
         (c,) = sim.claims
         sim.state.nominated["default/a"] = c.result.name
         sim.podevents.reconcile()
-        from harness.loop.controllers.candidates import GRACEFUL, Cluster
+        from harness.loop.disruption.candidates import GRACEFUL, Cluster
         Cluster(sim.state).candidates(lambda x: True, GRACEFUL, lambda n: False, "empty")
         assert sim.result.decisions == [] and sim.state.disruption.said == {}
 

@@ -1,5 +1,5 @@
-"""The provisioner's and launch's decisions (harness/loop/controllers/provisioner.py, launch.py; texts:
-harness/loop/provisioningreasons.py): which NodePool a NodeClaim came from and why that one."""
+"""The provisioner's and launch's decisions (harness/loop/provisioning/provisioner.py, launch.py; texts:
+harness/loop/provisioning/reasons.py): which NodePool a NodeClaim came from and why that one."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -77,7 +77,7 @@ def test_kube_scheduler_skips_a_pass_that_would_repeat_the_last(embedded, monkey
 def test_unbound_pods_are_the_live_pods_on_no_node(monkeypatch):
     """LoopState.unbound, kept where pods are created, bound, deleted and completed, is at every kube-scheduler
     pass the set a scan of every pod finds."""
-    from harness.loop.controllers.binding import KubeScheduler
+    from harness.loop.kube.binding import KubeScheduler
     checked = []
     real = KubeScheduler.reconcile
 

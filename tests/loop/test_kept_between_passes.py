@@ -4,7 +4,7 @@ costs) gives the runs a pass reading every Node anew gives."""
 from __future__ import annotations
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.loop.controllers import state
+from harness.loop import state
 from harness.runner.engines import run
 from harness.judge.fingerprint import fingerprint
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation

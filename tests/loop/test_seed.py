@@ -1,4 +1,4 @@
-"""given.existingNodes (harness/loop/controllers/seed.py): Nodes, NodeClaims and running pods that exist
+"""given.existingNodes (harness/loop/seed.py): Nodes, NodeClaims and running pods that exist
 before the first pass, counted by Karpenter's cluster state as core's tests count theirs (sigs.k8s.io/
 karpenter v1.14.0 pkg/controllers/provisioning/scheduling/suite_test.go "In-Flight Nodes", "Existing
 Nodes")."""
@@ -8,7 +8,7 @@ import pickle
 
 import pytest
 
-from harness.loop.controllers.seed import SeedError, seed_existing_nodes
+from harness.loop.seed import SeedError, seed_existing_nodes
 from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
 
 
@@ -87,7 +87,7 @@ def test_deleting_entry_is_left_out_of_scheduling(embedded):
 def test_a_deleting_unmanaged_nodes_pods_are_rescheduled(embedded):
     """StateNode.Deleted: a Node no NodeClaim owns is deleting once its own deletionTimestamp is set; its
     currently reschedulable pods join the provisioning pass."""
-    from harness.loop.controllers.simulate import deleting_pods
+    from harness.loop.disruption.simulate import deleting_pods
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [{"name": "old", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
                                    "deleting": True, "pods": [pod("moving")]}])
@@ -108,7 +108,7 @@ def test_a_dumped_drain_has_one_deadline_from_its_deletion(embedded):
     (core lifecycle controller.go ensureTerminationGracePeriodTerminationTimeAnnotation), and the annotation, the
     TerminationGracePeriodExpiring event and the decision all name that one deadline, not the run's start plus it."""
     from harness.loop.clock import parse_rfc3339
-    from harness.loop.controllers.nodetermination import TERMINATION_ANNOTATION, rfc3339
+    from harness.loop.lifecycle.nodetermination import TERMINATION_ANNOTATION, rfc3339
     with simulation(embedded, [nodeclass(), nodepool(terminationGracePeriod="2h")]) as sim:
         deleted = sim.clock.now() - 1800
         seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3",
@@ -209,7 +209,7 @@ def test_seeding_pins_only_what_the_entry_names_as_the_real_engine_does(embedded
     """A zone-less entry is not pinned to a zone: the provider picks one as for any launch (zonal before
     regional at equal price: provider v1.14.0 allocationstrategy/stages/offering_rank.go), and the kubelet
     gets no zone label (the real engine's seeded NodeClaim pins only the entry's instance type, zone and
-    capacity type: runner/engines/real/existing.py managed_nodeclaim)."""
+    capacity type: runner/engines/real/cluster/existing.py managed_nodeclaim)."""
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D2s_v3"}])
         (claim,) = sim.claims
@@ -256,7 +256,7 @@ def test_a_dumps_history_is_kept(embedded):
     """createdAt, initializedAt, lastPodEventTime, a deletionTimestamp and a drifted hash from a dump: the
     NodeClaim's age and disruption clocks continue from them (the simulation starts at EPOCH here)."""
     from harness.loop.clock import EPOCH
-    from harness.loop.hashes import NODECLASS_HASH, NODEPOOL_HASH
+    from harness.loop.lifecycle.hashes import NODECLASS_HASH, NODEPOOL_HASH
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [
             {"nodePool": "default", "instanceType": "Standard_D2s_v3", "createdAt": "2025-12-31T00:00:00Z",
@@ -282,7 +282,7 @@ def test_a_creation_after_the_start_is_refused(embedded):
 
 def test_a_dumped_nodeclaims_requests_win_over_the_estimate(embedded):
     """`requests` (a dump's NodeClaim spec.resources.requests) is what the seeded NodeClaim asks for; without
-    it, its pods' requests (plus the DaemonSets' overhead: harness/loop/nodeclaimobject.py seeded_nodeclaim)."""
+    it, its pods' requests (plus the DaemonSets' overhead: harness/loop/provisioning/nodeclaimobject.py seeded_nodeclaim)."""
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D4s_v3",
                                    "requests": {"cpu": "2500m", "pods": "7"}, "pods": [pod("running", cpu="1")]}])
@@ -299,7 +299,7 @@ def test_a_managed_node_seeded_not_ready_counts_as_disrupting(embedded, ready, k
     effects (the dump's own not-ready/unreachable taints replaced by them), after its initialization; its
     NodePool's budget counts it as disrupting (core BuildDisruptionBudgetMapping: Ready not True), and no pod is
     planned onto it."""
-    from harness.loop.controllers.candidates import state_nodes
+    from harness.loop.disruption.candidates import state_nodes
     with simulation(embedded, [nodeclass(), nodepool()]) as sim:
         seed_existing_nodes(sim, [{"nodePool": "default", "instanceType": "Standard_D4s_v3", "ready": ready,
                                    "taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule"},
@@ -321,7 +321,7 @@ def test_a_nodeclaim_of_another_hash_version_is_restamped_unless_its_nodepool_is
     """Core's NodePool hash controller (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/nodepool/hash/controller.go
     updateNodeClaimHash): a NodePool without the release's hash-version annotation gets its NodeClaims of another
     version re-stamped, the current hash too unless Drifted; a NodePool already at it re-stamps nothing."""
-    from harness.loop.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
+    from harness.loop.lifecycle.hashes import NODEPOOL_HASH, NODEPOOL_HASH_VERSION, nodepool_hash
     old = {NODEPOOL_HASH_VERSION: "v2", NODEPOOL_HASH: "123"}
     stamped = nodepool()
     stamped["metadata"]["name"] = "stamped"
@@ -342,8 +342,8 @@ def test_a_nodeclaim_of_another_hash_version_is_restamped_unless_its_nodepool_is
 
 def test_a_refused_nodepool_is_named_as_the_reason_a_node_cannot_be_seeded():
     """A NodePool the release's CRD refuses (Balanced before core v1.14.0) leaves its seeded nodes nothing to come
-    from: the error says the API server's words, on both engines (runner/engines/real/existing.py too)."""
-    from harness.loop.nodeclaimobject import refused_because
+    from: the error says the API server's words, on both engines (runner/engines/real/cluster/existing.py too)."""
+    from harness.loop.provisioning.nodeclaimobject import refused_because
     from harness.loop.result import NodePoolResult
     assert refused_because(None) == "" and refused_because(NodePoolResult("default")) == ""
     refused = NodePoolResult("default", accepted=False, stage="admission", message='Unsupported value: "Balanced"')

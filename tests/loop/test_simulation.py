@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.loop.controllers.liveness import LAUNCH_TIMEOUT
+from harness.loop.lifecycle.liveness import LAUNCH_TIMEOUT
 from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
 
 
@@ -62,7 +62,7 @@ def test_when_nothing_changes_the_clock_jumps_to_the_next_deadline(embedded, mon
 
 
 def test_the_api_others_use(embedded):
-    """harness/runner/engines/simulated.py, harness/loop/why.py and bench/soak_faults.py read these."""
+    """harness/runner/engines/simulated.py, harness/loop/scheduling/why.py and bench/soak_faults.py read these."""
     with simulation(embedded, [nodeclass(), nodepool(), pod("web")]) as sim:
         for name in ("cfg", "profile", "sem", "cluster", "fake", "clock", "provider", "result", "claims",
                      "pod_views", "nodes", "unavailable"):
@@ -101,7 +101,7 @@ def test_spread_ready_lets_a_provisioning_round_run_between_two_nodes_of_a_launc
 def test_a_restart_before_the_first_pass_lists_the_skus_anew(embedded):
     """given.restrict after the existing nodes launched (SimulatedRun.restrict_at_start): the controller's
     start lists the SKUs again, so a size taken away since is no instance type at the first pass."""
-    from harness.model.params import NodeClassParams
+    from harness.model.azure.params import NodeClassParams
     with simulation(embedded) as sim:
         sim.apply([nodeclass(), nodepool()])
         sim.validate_nodepools()

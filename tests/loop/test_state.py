@@ -1,4 +1,4 @@
-"""harness/loop/controllers/state.py: what every controller shares."""
+"""harness/loop/state.py: what every controller shares."""
 from __future__ import annotations
 
 import random
@@ -47,7 +47,7 @@ def test_condition_carries_every_field_the_crds_require(embedded):
 
 
 def test_label_provenance_appends_per_key():
-    from harness.loop.controllers.state import LoopState
+    from harness.loop.state import LoopState
     nr = NodeResult("n", 0, "c", "default", "Standard_D2s_v3", "1", "on-demand", "n")
     LoopState.write(nr, "kubelet", {"a": "1"})
     LoopState.write(nr, "karpenter-core", {"a": "2"}, False, "refused")

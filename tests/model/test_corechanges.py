@@ -13,7 +13,7 @@ import pytest
 import harness.loop
 from harness.model import corechanges as cc
 from harness.model.data import DATA_DIR
-from harness.model.releasesync import git_dir_of
+from harness.model.upstream.releasesync import git_dir_of
 
 SPEC = cc.load()
 

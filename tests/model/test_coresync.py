@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.model.coresync import new_pair, pair_sides, source_problems, source_reads
-from harness.model.gosource import SyncError
+from harness.model.upstream.gosource import SyncError
 from harness.scenario.load import load_scenarios
 
 
@@ -27,7 +27,7 @@ def test_a_misspelt_switch_and_scope_are_said_at_their_line(tmp_path):
 
 def test_reads_are_found_where_the_loop_decides():
     reads, touches = source_reads()
-    assert any(w.startswith("harness/loop/controllers/drift.py:") for w in reads["driftEmptyCandidates"])
+    assert any(w.startswith("harness/loop/disruption/drift.py:") for w in reads["driftEmptyCandidates"])
     assert "unpricedCandidate" in touches
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from harness.model import derivation, sync
+from harness.model.upstream import derivation
+from harness.model import sync
 from harness.model.data import DATA_DIR
-from harness.model.profile import load_profile
+from harness.model.upstream.profile import load_profile
 
 PINNED = "v1.14.0"
 
@@ -23,7 +24,7 @@ def derived():
 def test_upstream_data_is_what_the_sync_derives_from_the_pinned_module(derived):
     """The module cache's v1.14.0 derives the facts and tables of the release profile that covers it (the
     newest, `upstream`'s data), less what names the tag."""
-    from harness.model import releases
+    from harness.model.upstream import releases
     r = releases.resolve(PINNED)
     assert r.exact
     committed = DATA_DIR / "releases" / r.profile
@@ -43,14 +44,14 @@ def test_upstream_data_is_what_the_sync_derives_from_the_pinned_module(derived):
 
 def test_upstream_profile_reads_the_derived_facts(derived):
     up = load_profile("upstream")
-    from harness.model import releases
+    from harness.model.upstream import releases
     assert PINNED in releases.modeled(up)["covers"]
     assert up.well_known_labels == frozenset(derived.facts["core"]["wellKnownLabels"])
     assert [r.message for r in up.key_rules] == [r["message"] for r in derived.facts["crd"]["keyRules"]]
 
 
 def test_image_family_constants_match_the_provider(derived):
-    from harness.model import nodeimage as it
+    from harness.model.azure import nodeimage as it
     fams = derived.facts["provider"]["imageFamilies"]
     assert set(fams["ubuntu"]) == it.UBUNTU_FAMILIES - {""}        # "" reads as the CRD default Ubuntu
     assert fams["azureLinux"] == it.AZURE_LINUX_FAMILY

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from harness import parity
-from harness.backends.binaries import BinariesError, go_binary, go_module_dir
+from harness.backends.binaries.controlplane import BinariesError, go_binary, go_module_dir
 
 # Design 0006 as the provider ships it in its Go module. v1.7.1 carries the Nov 07 2025 text the data file
 # copies (the same from v1.6.6 to v1.10.2); v1.12.0 and later carry the April 2026 revision (#1658: a

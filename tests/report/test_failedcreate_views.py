@@ -1,4 +1,4 @@
-"""A workload whose pods the API server refuses (harness/loop/failedcreate.py): its FailedCreate in the result
+"""A workload whose pods the API server refuses (harness/loop/kube/failedcreate.py): its FailedCreate in the result
 (RunResult.failed_creates, unmade), the expectation that names it (expect.pods.<name>.failedCreate), and every
 view a user reads it in - the summary, the console's `what happened`, `--why NAME`, `--json` and the run page."""
 from __future__ import annotations

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from harness.cli import main as cli
-from harness.loop.why import PodWhy
+from harness.loop.scheduling.why import PodWhy
 from harness.report.console import happened, happened_lines
 
 SCENARIO = """\

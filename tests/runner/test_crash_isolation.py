@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from harness.cli import main
-from harness.loop.controllers.provisioner import Provisioner
+from harness.loop.provisioning.provisioner import Provisioner
 
 TWO = """\
 apiVersion: harness.karpenter.azure.com/v1alpha1
@@ -44,7 +44,7 @@ NODEPOOL = ROOT / "scenarios" / "manifests" / "default-nodepool.yaml"
 
 # the fault: the provisioner raises for the scenario named "boom" only
 PLUGIN = """\
-from harness.loop.controllers.provisioner import Provisioner
+from harness.loop.provisioning.provisioner import Provisioner
 _orig = Provisioner.reconcile
 def _reconcile(self):
     if self.state.cfg.scenario == "boom":

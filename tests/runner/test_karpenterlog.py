@@ -314,7 +314,7 @@ def test_simulated_log_matches_the_real_controllers(fixture):
      ("failed to find a multi-node consolidation after timeout, last considered batch had 35", {})),
 ])
 def test_consolidation_timeouts_are_written_as_the_core_logs_them(core, single, multi):
-    """A `consolidation-timed-out` decision (harness/loop/controllers/consolidation.py) is core's DEBUG line of
+    """A `consolidation-timed-out` decision (harness/loop/disruption/consolidation.py) is core's DEBUG line of
     that release (sigs.k8s.io/karpenter v1.14.0 and v1.9.1 pkg/controllers/disruption/*nodeconsolidation.go)."""
     from types import SimpleNamespace
     decisions = [SimpleNamespace(t=10.0, action="consolidation-timed-out", data={"method": "single", "candidatesEvaluated": 4}),
@@ -365,9 +365,9 @@ def test_other_error_lines_are_read_by_their_controller():
 
 
 def test_refusal_texts_are_the_api_servers_and_cores():
-    """karpenter-log.yaml `refusals` reads the eviction API's own texts (harness/loop/pdb.py) and the words
-    the termination controller's events give them (harness/loop/controllers/nodetermination.py)."""
-    from harness.loop.pdb import MULTIPLE_PDBS_ERROR, VIOLATES_PDB_ERROR
+    """karpenter-log.yaml `refusals` reads the eviction API's own texts (harness/loop/kube/pdb.py) and the words
+    the termination controller's events give them (harness/loop/lifecycle/nodetermination.py)."""
+    from harness.loop.kube.pdb import MULTIPLE_PDBS_ERROR, VIOLATES_PDB_ERROR
     assert kl.refusal_of(MULTIPLE_PDBS_ERROR)["id"] == "multiple-pdbs"
     assert kl.refusal_of(VIOLATES_PDB_ERROR)["id"] == "violates-pdb"
     assert kl.refusal_of("Failed to drain node, eviction does not support multiple PDBs (Pod=a/b)")["pdbs"] == 2
@@ -379,7 +379,7 @@ def test_refusal_texts_are_the_api_servers_and_cores():
 def test_each_real_log_is_worded_as_its_release_writes(fixture):
     """The core versions a real controller's log could come from (karpenter-log.yaml's variants that fit
     each line) hold the core of the release that wrote it."""
-    from harness.model.releases import modeled
+    from harness.model.upstream.releases import modeled
     profile = fixture.rsplit("[", 1)[1].split("]", 1)[0]
     core = modeled(profile)["core"]
     (w,) = kl.wording(kl.read((LOGS / fixture).read_text()))

@@ -114,7 +114,7 @@ def test_junit_names_the_release_that_answered(tmp_path):
                           capture_output=True, text=True, cwd=tmp_path, env=env)
     root = ET.parse(junit).getroot()
     props = {c.get("name"): {p.get("name"): p.get("value") for p in c.iter("property")} for c in root.iter("testcase")}
-    newest = __import__("harness.model.releases", fromlist=["x"]).release_profiles()[-1]
+    newest = __import__("harness.model.upstream.releases", fromlist=["x"]).release_profiles()[-1]
     assert props["reports-pass[upstream-embedded]"]["release"].startswith(f"upstream = {newest} (provider ")
     assert props["reports-pass[v1.8.1-embedded]"]["release"].startswith(
         "v1.8.1 -> answered by v1.7.2 (NOT that release) (provider v1.7.0-v1.7.2, core v1.7.1)")

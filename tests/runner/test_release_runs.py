@@ -62,7 +62,7 @@ expect:
 
 
 def test_given_profiles_take_versions_and_all_releases(tmp_path):
-    from harness.model import releases
+    from harness.model.upstream import releases
     from harness.scenario.load import load_scenarios_text
     (sc,) = load_scenarios_text(SCENARIO.replace("PROFILES", "upstream, all-releases"), "a.scenario.yaml", tmp_path)
     assert sc.profiles == ["upstream"] + releases.release_profiles() and not sc.warnings

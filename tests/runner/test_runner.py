@@ -170,7 +170,7 @@ steps:
 
 def test_a_step_cluster_change_rebuilds_instance_types(cluster, monkeypatch):
     """Instance types are cached per node class *and* cluster settings; the resource group follows."""
-    from harness.model.instancetypes import ClusterParams
+    from harness.model.azure.instancetypes import ClusterParams
     from harness.runner.engines.simulated import SimulatedRun
 
     sims = []

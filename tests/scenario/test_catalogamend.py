@@ -134,7 +134,7 @@ def test_find_and_amend_leave_what_agrees_alone():
 
 
 def test_amend_lifts_a_zone_restriction_only_for_that_size():
-    from harness.model.skus import availability_zones
+    from harness.model.azure.skus import availability_zones
     skus = list(catalog("eastus")[0])
     _, found = find([{"instanceType": "Standard_D8s_v3", "zone": "eastus-2"}], skus, "eastus", "eastus", ["1", "2", "3"])
     amended = {s["name"]: s for s in amend(skus, "eastus", found)}
@@ -144,7 +144,7 @@ def test_amend_lifts_a_zone_restriction_only_for_that_size():
 
 
 def test_the_region_zones_leave_a_restricted_size_restricted():
-    from harness.model.skus import availability_zones
+    from harness.model.azure.skus import availability_zones
     skus = list(catalog("westcentralus")[0])
     _, found = find([{"instanceType": "Standard_D2s_v3", "zone": "westcentralus-1"}], skus, "westcentralus",
                     "westcentralus", [])

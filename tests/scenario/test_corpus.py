@@ -26,17 +26,17 @@ import pytest
 import yaml
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.model import apiversions
-from harness.model.params import ClusterParams
-from harness.model.profile import load_profile
-from harness.model.releases import resolve
+from harness.model.crd import apiversions
+from harness.model.azure.params import ClusterParams
+from harness.model.upstream.profile import load_profile
+from harness.model.upstream.releases import resolve
 from harness.scenario import admitcheck
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute
 from harness.report.console import unsettled
 from harness.scenario.load import load_scenarios_text
 from harness.scenario.yamlsource import SourceError
-from tests.model.test_releases import _go_module_dir
+from tests.model.upstream.test_releases import _go_module_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "corpus"
@@ -171,7 +171,7 @@ def _objects(entry: dict) -> list[dict]:
 def profiles_of(entry: dict) -> list[str]:
     """upstream, and the entry's release (a provider's own example: its tag; a user's karpenter.sh/v1beta1 file: a
     release serving it). A tag the harness has no profile for is answered, with a warning, by the nearest release
-    (harness.model.releases.resolve)."""
+    (harness.model.upstream.releases.resolve)."""
     return ["upstream"] + ([entry["release"]] if entry.get("release") else [])
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as cli_main
-from harness.model.profile import load_profile
-from harness.model.releaseindex import release_profiles
+from harness.model.upstream.profile import load_profile
+from harness.model.upstream.releaseindex import release_profiles
 from harness.scenario.envelope import HASH_READS, HASHED, _data, nodepool_hash_reads, rules_for, unmodeled_fields
 from harness.scenario.load import load_scenarios_text
 
@@ -76,7 +76,7 @@ def test_a_limitrange_claim_item_is_reported_by_value():
 
 
 def test_a_balanced_consolidation_policy_is_modeled():
-    # core v1.14.0's Balanced scoring is simulated (harness/loop/controllers/balanced.py)
+    # core v1.14.0's Balanced scoring is simulated (harness/loop/disruption/balanced.py)
     from harness.scenario.envelope import unmodeled_values
     np = {"kind": "NodePool", "metadata": {"name": "d"}, "spec": {"disruption": {"consolidationPolicy": "Balanced"}}}
     assert unmodeled_values(np) == [] and fields(np) == {}
@@ -96,7 +96,7 @@ def test_pod_fields_in_deployment_templates_use_the_pod_rules():
                                                         "initContainers": [{"name": "i", "image": "i",
                                                                             "ports": [{"containerPort": 81, "hostPort": 81}]}],
                                                         "resourceClaims": [{"name": "gpu"}], "futureField": 1}}}}
-    # a container's host port is modeled (harness/loop/hostports.py); an init container's is not
+    # a container's host port is modeled (harness/loop/scheduling/hostports.py); an init container's is not
     assert fields(dep) == {
         "spec.template.spec.initContainers.ports.hostPort": "hostports",
         "spec.template.spec.resourceClaims": "dra",

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.model import releases
-from harness.model.profile import ProfileError
+from harness.model.upstream import releases
+from harness.model.upstream.profile import ProfileError
 from harness.scenario.selection import no_scenario, profiles_for, split_profiles, unknown_profile, version_notices
 
 RELEASES = releases.release_profiles()
@@ -49,7 +49,7 @@ def test_a_provider_version_is_the_controller_built_and_its_release_profile(monk
     that profile; without a clone it is a usage error."""
     from types import SimpleNamespace
 
-    from harness.backends.controller import ENV_CORE, ENV_GIT, ENV_REF
+    from harness.backends.binaries.controller import ENV_CORE, ENV_GIT, ENV_REF
     from harness.runner.plugin import choose_provider
     for env in (ENV_GIT, ENV_REF, ENV_CORE, "HARNESS_BUILD_CONTROLLER"):     # recorded, so the values choose_provider sets are undone
         monkeypatch.setenv(env, "")

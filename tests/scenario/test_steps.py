@@ -195,7 +195,7 @@ def test_a_failed_action_says_which_of_its_steps_actions_were_not_played(cluster
     assert o.mismatches[0].detail == "the step cannot apply; this step's delete and later steps were not played"
 
 
-# kubectl's verbs (harness/loop/controllers/kubectl.py) ---------------------------------------------------------
+# kubectl's verbs (harness/loop/kube/kubectl.py) ---------------------------------------------------------
 
 def test_deleting_a_nodeclaim_the_run_does_not_have_fails_the_step_with_kubectls_not_found(cluster):
     o = _run(cluster, "  - delete: [{kind: NodeClaim, name: nope}]\n    apply: []\n")

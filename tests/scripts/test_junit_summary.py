@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.backends import binaries
+from harness.backends.binaries import controlplane as binaries
 from harness.runner.engines.real import engine as enginemod
 
 from tests.scriptload import load_script

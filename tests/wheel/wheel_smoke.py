@@ -71,7 +71,7 @@ def test_console_scripts_and_versions():
 
 def test_package_data():
     from fakeazure.tools import go_sdk_check
-    from harness.backends import binaries, controller
+    from harness.backends.binaries import controlplane as binaries, controller
     from harness.backends.kind import image, nodes, writers
     files = [binaries.BUILD_SCRIPT, controller.BUILD_SCRIPT, binaries.BUILD_SCRIPT.with_name("docker-up.sh"),
              image.EXTRAS_SCRIPT, nodes.MACHINE_VIEW, writers.FIELD_MANAGERS,
@@ -86,7 +86,7 @@ def test_package_data():
 
 def test_profiles_and_catalogs_load():
     from fakeazure.catalog import available_catalogs
-    from harness.model.profile import available_profiles
+    from harness.model.upstream.profile import available_profiles
     assert {"before-0006", "design-0006", "upstream"} <= set(available_profiles())
     assert available_catalogs()
 

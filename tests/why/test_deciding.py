@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.model.factreads import NOTED
+from harness.model.upstream.factreads import NOTED
 from harness.why import deciding
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute

@@ -18,7 +18,7 @@ from contextlib import closing
 from pathlib import Path
 
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 from harness.backends.kind import image as imagemod
 from harness.backends.kind.errors import KindStartError
 from harness.backends.kind.kubeadm import SCHEDULER_CONFIG, bootstrap_kubeconfig, kubeadm_config

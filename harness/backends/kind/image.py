@@ -34,7 +34,7 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.backends import binaries as binmod
+from harness.backends.binaries import controlplane as binmod
 from harness.backends.kind import rootfs
 from harness.backends.kind.errors import KindBuildError
 

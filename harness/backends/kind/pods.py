@@ -39,10 +39,10 @@ def machine_for(node: dict, cpus_available: int) -> Machine | None:
     """The Machine a VM's kubelet is to report, from the capacity and allocatable the loop computed
     for its instance type (None when the loop gave none). Memory: capacity is shown as MemTotal
     (whole KiB), and capacity - allocatable splits into the provider's eviction threshold
-    (memory.available, harness/model/overhead.py EVICTION_MEMORY_AVAILABLE) and kubeReserved; CPU:
+    (memory.available, harness/model/azure/overhead.py EVICTION_MEMORY_AVAILABLE) and kubeReserved; CPU:
     capacity - allocatable is kubeReserved."""
-    from harness.model.overhead import EVICTION_MEMORY_AVAILABLE
-    from harness.model.resources import parse_resource_list
+    from harness.model.azure.overhead import EVICTION_MEMORY_AVAILABLE
+    from harness.model.values.resources import parse_resource_list
     status = node.get("status") or {}
     cap, alloc = parse_resource_list(status.get("capacity")), parse_resource_list(status.get("allocatable"))
     if not {"cpu", "memory"} <= cap.keys() or not {"cpu", "memory"} <= alloc.keys():

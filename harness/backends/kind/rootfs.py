@@ -81,7 +81,7 @@ def _debootstrap(out: Path, log) -> Path:
         target = work / "root"
         cmd = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", SUITE, str(target), mirror()]
         log(f"debootstrap {SUITE} ({len(PACKAGES)} packages) from {mirror()}")
-        from harness.backends.binaries import Heartbeat
+        from harness.backends.binaries.controlplane import Heartbeat
         with Heartbeat(f"running debootstrap {SUITE}", echo=True, tag="kind-image"):
             proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:

@@ -1,6 +1,6 @@
 """Who wrote a Node label on kind, read from the real Node's managedFields: each harness writer sends
 its own field manager (field-managers.yaml), and an owner in managedFields maps back to a writer
-name of harness/model/writers.py (server-side field tracking: k8s.io/apimachinery v0.36.3
+name of harness/model/labels/writers.py (server-side field tracking: k8s.io/apimachinery v0.36.3
 pkg/util/managedfields; https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management).
 """
 from __future__ import annotations
@@ -36,7 +36,7 @@ def field_manager(identity) -> str:
 
 
 def writer_of(manager: str, key: str, node_labels: dict[str, str]) -> str:
-    """The writer name (harness/model/writers.py) a field manager stands for; the kubelet's
+    """The writer name (harness/model/labels/writers.py) a field manager stands for; the kubelet's
     manager writes both its own labels and its --node-labels."""
     if manager == "kubelet":
         return "kubelet-node-labels" if key in node_labels else "kubelet"

@@ -17,8 +17,8 @@ DEFAULT_CLUSTER = {
 
 def cluster_settings(scenario: Scenario) -> dict:
     """given.cluster over the harness defaults, in the scenario's own (camelCase) vocabulary; the harness's
-    provision mode option where the scenario names none (harness/model/provisionmode.py)."""
-    from harness.model.provisionmode import mode_for
+    provision mode option where the scenario names none (harness/model/upstream/provisionmodes.py)."""
+    from harness.model.upstream.provisionmodes import mode_for
     merged = {k: (v.format(region=scenario.region) if isinstance(v, str) else v) for k, v in DEFAULT_CLUSTER.items()}
     merged.update(scenario.given.get("cluster") or {})
     if mode_for(merged):

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from harness.model import releases
+from harness.model.upstream import releases
 from harness.backends.base import Cluster
 from harness.backends.kinds import WORKLOAD_KINDS
 from harness.loop.result import RunResult
@@ -50,7 +50,7 @@ class Outcome:
     mismatches: list[Mismatch] = field(default_factory=list)
     step_results: list[RunResult] = field(default_factory=list)
     seconds: float = 0.0
-    why: dict = field(default_factory=dict)     # pod key -> harness.loop.why.PodWhy (final state)
+    why: dict = field(default_factory=dict)     # pod key -> harness.loop.scheduling.why.PodWhy (final state)
     notices: list[str] = field(default_factory=list)   # where the real components differed, not failing
     not_applicable: list[NotApplicable] = field(default_factory=list)
     skipped: str | None = None                  # why the run was not made at all
@@ -122,7 +122,7 @@ def errored(engine: str, scenario: Scenario, profile: str, backend: str, exc: Ba
 def _input_line(scenario: Scenario, exc: BaseException) -> int | None:
     """The scenario line of the field a seeding error names (SeedError.field: `given.existingNodes[0].zone`), or
     None for any other exception."""
-    from harness.loop.nodeclaimobject import SeedError
+    from harness.loop.provisioning.nodeclaimobject import SeedError
     if not isinstance(exc, SeedError) or getattr(scenario, "doc", None) is None:
         return None
     path: list = []

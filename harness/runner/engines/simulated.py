@@ -8,15 +8,15 @@ import functools
 from harness.backends.base import APIRejected, Cluster
 from harness.loop.assumed import TIMING_KEYS
 from harness.loop.clock import SimClock, start_of
-from harness.loop.controllers.kubectl import KubectlError
+from harness.loop.kube.kubectl import KubectlError
 from harness.loop.result import RunResult
 from harness.loop.simulation import SimConfig, Simulation, iteration_bound
-from harness.loop.why import explain_pending
-from harness.model import instancetypes as itmod
-from harness.model import itcache
-from harness.model.durations import scenario_duration
-from harness.model.knobrelease import knob_release
-from harness.model.profile import profile_with_knobs
+from harness.loop.scheduling.why import explain_pending
+from harness.model.azure import instancetypes as itmod
+from harness.model.azure import itcache
+from harness.model.values.durations import scenario_duration
+from harness.model.upstream.knobrelease import knob_release
+from harness.model.upstream.profile import profile_with_knobs
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import NotApplicable, Outcome
 from harness.scenario.expect.match import Mismatch
@@ -63,7 +63,7 @@ def instance_type_cache() -> itcache.InstanceTypeCache:
     list and SKU dicts they were built from (held, compared by identity) and by the node class,
     cluster settings and profile, so a run only finds what was built from the same inputs; the SKU
     list of a run that read the same pages as an earlier one is that run's list object
-    (harness/loop/azuresdk.py _read_pages). Building the static parts was ~10% of a typical run."""
+    (harness/loop/azure/sdk.py _read_pages). Building the static parts was ~10% of a typical run."""
     return itcache.InstanceTypeCache()
 
 
@@ -80,7 +80,7 @@ class SimulatedEngine:
         return get_backend(backend).available()
 
     def skip_reason(self, scenario: Scenario, cluster: Cluster, profile: str | None = None) -> str | None:
-        from harness.model.provisionmode import refusal
+        from harness.model.upstream.provisionmodes import refusal
         return refusal(scenario, profile)
 
     def start(self, scenario: Scenario, profile: str, cluster: Cluster, outcome: Outcome, *,
@@ -161,7 +161,7 @@ class SimulatedRun:
 
     def seed(self, entries: list[dict]) -> None:
         self.sim.own_replicasets([m.obj for m in self.scenario.manifests])
-        self.sim.seed(entries)                     # controllers/seed.py
+        self.sim.seed(entries)                     # loop/seed.py
 
     def restrict_at_start(self, entries: list[dict]) -> None:
         restrict(self.fake, entries)
@@ -230,7 +230,7 @@ class SimulatedRun:
 
     @staticmethod
     def _verb(verb, *args) -> None:
-        """A kubectl verb (harness/loop/controllers/kubectl.py); the cluster's refusal fails the step."""
+        """A kubectl verb (harness/loop/kube/kubectl.py); the cluster's refusal fails the step."""
         try:
             verb(*args)
         except KubectlError as e:

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from fakeazure.faults import body_condition, body_matches
 from harness.loop.result import NodeResult, RunResult
-from harness.model.durations import scenario_duration
-from harness.model.validation import ADMISSION
+from harness.model.values.durations import scenario_duration
+from harness.model.crd.validation import ADMISSION
 from harness.scenario.expect.fold import fold_counts
 
 
@@ -179,10 +179,10 @@ class Checker:
                 self.fail(f"{path}.offerings", f"exactly {len(want.get('offerings') or [])}", len(offers))
             for kind in ("capacity", "allocatable"):
                 have = it.capacity if kind == "capacity" else it.allocatable()
-                from harness.model.resources import parse_resource
+                from harness.model.values.resources import parse_resource
                 for res, q in (want.get(kind) or {}).items():
                     if parse_resource(res, q) != have.get(res):
-                        from harness.model.resources import format_resource
+                        from harness.model.values.resources import format_resource
                         self.fail(f"{path}.{kind}.{res}", str(q), format_resource(res, have.get(res, 0)))
 
     # -- nodepools and pods ---------------------------------------------------------------------
@@ -466,8 +466,8 @@ class Checker:
                     self.fail(f'{p}.nodeClaimLabels["{key}"]', _s(v), n.nodeclaim_labels.get(key))
             self.nodeclaim_requests(p, n, want)
             if want.get("nodeClaimRequirements"):
-                from harness.model.requirements import Requirements
-                from harness.model.semantics import semantics_for
+                from harness.model.labels.requirements import Requirements
+                from harness.model.labels.semantics import semantics_for
                 reqs = Requirements.from_node_selector_terms(n.nodeclaim_requirements, semantics_for(self.r.profile))
                 for key, rw in want["nodeClaimRequirements"].items():
                     self.requirement(f'{p}.nodeClaimRequirements["{key}"]', rw, reqs[key] if key in reqs else None)
@@ -487,7 +487,7 @@ class Checker:
     def nodeclaim_requests(self, path: str, n: NodeResult, want: dict) -> None:
         """`nodeClaimRequests`: the NodeClaim's spec.resources.requests (the pods' sum plus daemon
         overhead), each given resource equal; `nodeClaimRequestsExactly` also allows no other."""
-        from harness.model.resources import parse_resource
+        from harness.model.values.resources import parse_resource
         have = n.nodeclaim_requests
         for key in ("nodeClaimRequests", "nodeClaimRequestsExactly"):
             spec = want.get(key)
@@ -777,7 +777,7 @@ class Checker:
         `labelSelector` (absent: every pod), scheduled and not terminating. `counts` is the multiset
         of per-domain counts (Gomega ConsistOf), `max` bounds every count, `maxSkew` bounds
         max - min."""
-        from harness.loop.topology import selector_matches
+        from harness.loop.scheduling.topology import selector_matches
         path = f"{self.root}.skew[{i}]"
         key = want["topologyKey"]
         ns = want.get("namespace", "default")

@@ -6,7 +6,7 @@ provider's CRDs and a service-account token on the `local` cluster (real kube-ap
 kube-scheduler, kube-controller-manager); the controller in its sandbox (harness/backends/sandbox.py)
 configured only with loopback endpoints - the previous run's when it serves this one (keeper.py); the
 manifests applied; then the harness plays kubelet and cloud-node-controller from the bootstrap data on
-each VM (harness/runner/engines/real/kubelet.py) until the cluster is quiet; the same `expect` blocks are
+each VM (harness/runner/engines/real/cluster/kubelet.py) until the cluster is quiet; the same `expect` blocks are
 checked against what the API server and the fake hold. The kubelet stand-ins are released on pass, fail
 and Ctrl-C, the controller and the fake's server kept stopped for the next run or released with them
 (try/finally; at exit by LIFETIME, the procs reaper and PR_SET_PDEATHSIG behind them).
@@ -31,22 +31,23 @@ from harness.backends.sandbox import SandboxError
 from harness.backends.watchcache import CachedReads
 from harness.loop.assumed import TIMING_KEYS, notice
 from harness.loop.clock import EPOCH, start_of
-from harness.loop.controllers.kubectl import not_found
-from harness.loop.controllers.nodetermination import rfc3339
-from harness.model.crashloop import CrashLoop, Exit
-from harness.model.durations import scenario_duration
-from harness.model.knobrelease import knob_release
-from harness.model.params import ClusterParams
-from harness.model.releases import modeled
+from harness.loop.kube.kubectl import not_found
+from harness.loop.lifecycle.nodetermination import rfc3339
+from harness.model.kube.crashloop import CrashLoop, Exit
+from harness.model.values.durations import scenario_duration
+from harness.model.upstream.knobrelease import knob_release
+from harness.model.azure.params import ClusterParams
+from harness.model.upstream.releases import modeled
 from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real import (applicability, csi, existing, history, jobruns, keeper, scale, settings,
-                                        verbs, windows)
-from harness.runner.engines.real.drain import Drain
-from harness.runner.engines.real.kubelet import Kubelets
-from harness.runner.engines.real.observe import Observer, nodepool_decided
-from harness.runner.engines.real.runclock import CLOCK, FakeAzureClock
-from harness.runner.engines.real.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
+from harness.runner.engines.real.outcome import applicability, windows
+from harness.runner.engines.real.cluster import csi, existing, history, jobruns, verbs
+from harness.runner.engines.real.controller import keeper, scale, settings
+from harness.runner.engines.real.cluster.drain import Drain
+from harness.runner.engines.real.cluster.kubelet import Kubelets
+from harness.runner.engines.real.outcome.observe import Observer, nodepool_decided
+from harness.runner.engines.real.cluster.runclock import CLOCK, FakeAzureClock
+from harness.runner.engines.real.outcome.settle import (DISRUPTION_FALLBACK_SECONDS, FAST_DISRUPTION_FALLBACK_SECONDS,
                                                 IDLE_POLL_SECONDS, PASS_LAG_SECONDS, PASS_SEEN_SECONDS, Nominations,
                                                 Settler, drain_waits, nomination_ends, pass_counts,
                                                 provisioning_rounds)
@@ -146,7 +147,7 @@ class RealEngine:
         flags (controller.kcm_settings) and its build when the timing has one (controller.timed_kcm: the
         pinned binary until `python -m harness.backends build` has built it), the timing's kube-apiserver
         likewise (controller.timed_apiserver: its stamps on the clock the harness advances), no harness CRDs."""
-        from harness.backends.controller import kcm_settings, scheduler_settings, timed_apiserver, timed_kcm
+        from harness.backends.binaries.controller import kcm_settings, scheduler_settings, timed_apiserver, timed_kcm
         timing = self.controller.timing if self.controller else None
         kcm, apiserver = timed_kcm(timing), timed_apiserver(timing)
         return {"scheduler": True, "controller_manager": True, "profile": None, "kcm_controllers": KCM_CONTROLLERS,
@@ -165,8 +166,8 @@ class RealEngine:
         release, _why = self.version_plan(scenario, backend)
         if release is None:
             return self._at_scale(scenario, self.cluster_options)
-        from harness.backends import binaries
-        from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
+        from harness.backends.binaries import controlplane as binaries
+        from harness.backends.binaries.controller import build_timed_kcm, timed_apiserver, timed_kcm
         from harness.backends.registry import get_backend
         k8s = release.kubernetes
         options = {**self.cluster_options, "k8s_version": k8s}
@@ -192,7 +193,7 @@ class RealEngine:
         given.cluster.kubernetesVersion names another minor than the session's and that release can be
         had (built, or buildable here); (None, why not) when it cannot; (None, None) when the session's
         control plane serves it (harness/data/kubernetes-versions.yaml: the release and its etcd per minor)."""
-        from harness.backends import binaries
+        from harness.backends.binaries import controlplane as binaries
         wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
         if not wanted or binaries.minor_of(str(wanted)) == binaries.minor_of(binaries.session_version()):
             return None, None
@@ -222,13 +223,13 @@ class RealEngine:
         `harness bisect`, which runs one scenario against every commit on purpose)."""
         self.controller = controller
         self.judge_release = judge_release
-        from harness.runner.engines.real.releasectl import ReleaseControllers
+        from harness.runner.engines.real.controller.releasectl import ReleaseControllers
         self.releases = ReleaseControllers()     # a release profile's own controller (releasectl.py)
 
     def available(self, backend: str = "local") -> tuple[bool, str]:
         """(True, "") when the controller, the control plane and the sandbox are all there; else why not."""
-        from harness.backends import binaries
-        from harness.backends.controller import ensure_controller, provider_git
+        from harness.backends.binaries import controlplane as binaries
+        from harness.backends.binaries.controller import ensure_controller, provider_git
         from harness.backends.registry import get_backend
         from harness.backends.sandbox import sandbox_available
         try:
@@ -248,7 +249,7 @@ class RealEngine:
             return why
         wanted = (scenario.given.get("cluster") or {}).get("kubernetesVersion")
         have = cluster.server_version
-        from harness.backends.binaries import minor_of
+        from harness.backends.binaries.controlplane import minor_of
         if wanted and have and minor_of(str(wanted)) != minor_of(have):
             _release, why = self.version_plan(scenario, cluster.backend)
             return (f"given.cluster.kubernetesVersion {wanted}: the controller reads the version from the API "
@@ -256,7 +257,7 @@ class RealEngine:
                                                           "version's (RealEngine.cluster_options_for)"))
         dated = history.names(scenario.given)
         if dated and getattr(cluster, "clock_file", None) is None:
-            from harness.backends.controller import unapplied_timing
+            from harness.backends.binaries.controller import unapplied_timing
             unapplied = unapplied_timing("kube-apiserver", self.controller.timing if self.controller else None,
                                          have or None) if have and wanted else None
             return (f"a dump's history ({', '.join(dated)}) is replayed on the simulated clock; this cluster's "
@@ -272,7 +273,7 @@ class RealEngine:
         """Why the real engine cannot run `scenario` under `profile` on any cluster, or None. The release's
         controller is judged last: finding it may build it (~15 min), which a scenario skipped for another
         reason never needs."""
-        from harness.model.provisionmode import refusal
+        from harness.model.upstream.provisionmodes import refusal
         if (refused := refusal(scenario, profile)) is not None:
             return refused
         knobs = scenario.given.get("knobs")
@@ -298,7 +299,7 @@ class RealEngine:
         down = [i for i, e in enumerate(scenario.given.get("existingNodes") or [])
                 if isinstance(e, dict) and e.get("nodePool") and e.get("ready", True) is not True]
         if down:
-            # the stand-in kubelets (runner/engines/real/kubelet.py) post Ready for a seeded managed node, renew
+            # the stand-in kubelets (runner/engines/real/cluster/kubelet.py) post Ready for a seeded managed node, renew
             # its Lease, and answer the node lifecycle controller's Unknown with Ready again: a node held not
             # Ready after its initialization is not one of their states yet
             return (f"given.existingNodes[{down[0]}].ready: a Karpenter node seeded not Ready after its "
@@ -317,7 +318,7 @@ class RealEngine:
         if timed and not self._runs_jobs_on_clock(profile):
             return (f"Job/CronJob {', '.join(timed)}: the simulation runs their pods for their "
                     "harness.karpenter.azure.com/run-duration and CronJob schedules on its clock "
-                    "(harness/loop/controllers/jobs.py); this controller's cluster runs them on the wall clock "
+                    "(harness/loop/kube/jobs.py); this controller's cluster runs them on the wall clock "
                     "(a fast build with the timing's kube-apiserver and kube-controller-manager moves it: "
                     "python -m harness.backends build)")
         dated = history.names(scenario.given)
@@ -330,7 +331,7 @@ class RealEngine:
     def _clock_controller(self, profile: str | None):
         """The controller whose clock a run under `profile` has (controller_for, without building the default
         one's errors into the verdict): None when it is not built or cannot run here."""
-        from harness.backends.controller import ensure_controller
+        from harness.backends.binaries.controller import ensure_controller
         if self.controller is not None:
             return self.controller
         choice = self.releases.choice(profile) if profile else None
@@ -345,7 +346,7 @@ class RealEngine:
         """Whether runs under `profile` can move the controller's clock (runclock.py): a build with the `clock`
         edits and the timing's kube-apiserver built (controller-timing.yaml). A release controller that cannot
         run here counts as moving it: _release_mismatch then says why it cannot run."""
-        from harness.backends.controller import timed_apiserver
+        from harness.backends.binaries.controller import timed_apiserver
         ctl = self._clock_controller(profile)
         if ctl is None:
             choice = self.releases.choice(profile) if profile and self.controller is None else None
@@ -355,16 +356,16 @@ class RealEngine:
     def _runs_jobs_on_clock(self, profile: str | None = None) -> bool:
         """Whether the Job and CronJob controllers run on the clock runs move: _moves_clock, and the timing's
         kube-controller-manager built (controller-timing.yaml kube-controller-manager-source, clock_kcm.go)."""
-        from harness.backends.controller import timed_kcm
+        from harness.backends.binaries.controller import timed_kcm
         if not self._moves_clock(profile):
             return False
         ctl = self._clock_controller(profile)
         return ctl is None or timed_kcm(ctl.timing) is not None
 
     def _release_mismatch(self, profile: str) -> str | None:
-        """A profile of another provider release than the controller's (harness/model/releases.py):
+        """A profile of another provider release than the controller's (harness/model/upstream/releases.py):
         its expectations describe a controller this run does not have."""
-        from harness.backends.controller import ensure_controller, released
+        from harness.backends.binaries.controller import ensure_controller, released
         if self.controller is None:
             choice = self.releases.choice(profile)
             if choice.skip:
@@ -384,8 +385,8 @@ class RealEngine:
     def controller_for(self, profile: str):
         """The controller a run under `profile` runs: the one given, a release profile's own
         (releasectl.py), else the default one."""
-        from harness.backends.binaries import BinariesError
-        from harness.backends.controller import ensure_controller
+        from harness.backends.binaries.controlplane import BinariesError
+        from harness.backends.binaries.controller import ensure_controller
         if self.controller is not None:
             return self.controller
         choice = self.releases.choice(profile)
@@ -408,7 +409,7 @@ class RealEngine:
         outcome.version = ctl.version if ctl.timing == "upstream" else f"{ctl.version}, timing {ctl.timing}"
         outcome.not_applicable = applicability.ignored_given(scenario.given)
         if ctl.substitutes:         # in the result and --json, not only the process's stderr
-            from harness.backends.substitutes import notice
+            from harness.backends.binaries.substitutes import notice
             outcome.notices.append(f"provider {ctl.version}: {notice(list(ctl.substitutes))}")
         outcome.result.release = release
         grace = scale.grace_notice(scenario, cluster, fast=ctl.timing != "upstream")
@@ -448,7 +449,7 @@ class RealRun:
                  release: dict | None = None):
         """`profile`: the scenario's (its expectations); `answering`: the release profile whose controller
         runs (the one replaying given.knobs, else `profile`); `release`: what each result says answered."""
-        from harness.model.profile import load_profile
+        from harness.model.upstream.profile import load_profile
         self.scenario, self.cluster, self.ctl = scenario, cluster, ctl
         self.release = release if release is not None else modeled(profile)
         self.timings: dict[str, float] = {}       # phase -> seconds (into each result's timings)
@@ -474,7 +475,7 @@ class RealRun:
         self.restricted = False                    # a `restrict` step changed the fake's catalog
         self.upgraded: str | None = None           # a `cluster` step upgraded the control plane (_upgrade)
         self.drain = Drain()                       # `kubectl drain` steps' evictions still to make (drain.py)
-        # the controller's container as the kubelet restarts it (harness/model/crashloop.py), and its restarts
+        # the controller's container as the kubelet restarts it (harness/model/kube/crashloop.py), and its restarts
         self.crashloop = CrashLoop()
         self.restarts: list[dict] = []
         # the scenario's instant on the run's clock (epoch seconds): where the last step's advance ended or the
@@ -730,7 +731,7 @@ class RealRun:
 
     def _restart(self, why: str, planned: bool) -> None:
         """The controller's process is gone (`why`: a `crash` step killed it, or it exited): its pod starts it again
-        as the kubelet does (harness/model/crashloop.py: at once after a first exit, else once the back-off has
+        as the kubelet does (harness/model/kube/crashloop.py: at once after a first exit, else once the back-off has
         passed on the run's clock - waited out while the stand-ins go on, or, longer than an advance waits, moved
         through), in the same home, settings, fake and log (keeper.py Kept.restart), and the run counts it. Its
         first disruption pass checks every NodeClaim anew, so the settle waits for one. CRASH_LOOP_EXITS exits of
@@ -1009,7 +1010,7 @@ class RealRun:
         None), or (None, why it cannot be). An upgrade moves to another minor's control plane
         (harness/data/kubernetes-versions.yaml): the harness starts one patch per minor, so another patch of the
         running minor changes no version the controller reads; AKS upgrades only."""
-        from harness.backends import binaries
+        from harness.backends.binaries import controlplane as binaries
         have = self.cluster.server_version
         if binaries.minor_of(version) == binaries.minor_of(have):
             return None, (f"cluster: kubernetesVersion {version}: another patch of Kubernetes "
@@ -1037,8 +1038,8 @@ class RealRun:
         runs the timing's) over the same etcd. The new controller process reads the new version at once (its
         version cache is empty; a running one would keep the old one up to KubernetesVersionTTL, 15 min:
         provider v1.14.0 pkg/cache/cache.go). Returns the trace line saying so."""
-        from harness.backends import binaries
-        from harness.backends.controller import build_timed_kcm, timed_apiserver, timed_kcm
+        from harness.backends.binaries import controlplane as binaries
+        from harness.backends.binaries.controller import build_timed_kcm, timed_apiserver, timed_kcm
         release, why = self.upgrade_plan(version)
         if release is None:
             raise StepFailed("cluster", f"kubernetesVersion {version}", why)
@@ -1146,7 +1147,7 @@ class RealRun:
         changes (keeper.py Kept.restart); the new process checks every NodeClaim anew, so the settle waits
         for a disruption pass of its own. The storage provisioners are the harness's stand-ins (csi.py). A new
         nodeImageVersion is AKS releasing that node image: the fake's gallery publishes it, and the running
-        controller lists it when its image cache expires (harness/loop/nodeimages.py)."""
+        controller lists it when its image cache expires (harness/loop/azure/nodeimages.py)."""
         cfg = {**self.cfg, **settings}
         self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
         if settings.get("nodeImageVersion") and settings["nodeImageVersion"] != self.cfg.get("nodeImageVersion"):
@@ -1454,7 +1455,7 @@ WINDOW_MARGIN = 0.5
 def upgrade_unplayable(version: str) -> str | None:
     """Why no cluster here can be upgraded to Kubernetes `version` (no control plane for its minor), or None;
     what the run's cluster decides besides is RealRun.upgrade_plan."""
-    from harness.backends import binaries
+    from harness.backends.binaries import controlplane as binaries
     if binaries.release_for(version) is None:
         return (f"cluster: kubernetesVersion {version}: no control plane for Kubernetes {binaries.minor_of(version)} "
                 f"in harness/data/kubernetes-versions.yaml (minors {', '.join(binaries.kubernetes_releases())})")
@@ -1544,7 +1545,7 @@ def _advance_cap() -> float:
 
 def _has_clock(timing: str | None) -> bool:
     """Whether a build of `timing` has the clock the harness moves (controller-timing.yaml kind `clock`)."""
-    from harness.backends.controller import timing_patches
+    from harness.backends.binaries.controller import timing_patches
     return bool(timing) and any(p.get("kind") == "clock" for p in timing_patches(timing))
 
 
