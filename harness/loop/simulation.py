@@ -1,8 +1,8 @@
 """The provisioning loop: pending pods -> NodeClaims -> VMs -> registered, labeled Nodes -> bound pods.
 
-`Simulation` is the orchestrator: it builds the shared state (harness/loop/state.py) and
-one controller per concern (harness/loop/controllers/), and runs them, each iteration, in the order
-they act on a real cluster:
+`Simulation` is the orchestrator: it builds the shared state (harness/loop/state.py) and one
+controller per upstream controller (in provisioning/, lifecycle/, disruption/ and kube/), and runs them,
+each iteration, in the order they act on a real cluster:
 
   kube-scheduler binds -> Karpenter provisions -> launch (Azure SDK -> fakeazure) -> lifecycle
   (kubelet registers, CSI node, cloud node controller, Karpenter registration, initialization +
@@ -566,7 +566,7 @@ class Simulation:
         """The disruption side of one iteration, in the order a pass sees it: pod events and PDB
         status, the NodeClaims' Drifted/Consolidatable conditions, expiration, the disruption
         controller's methods, the orchestration queue, then termination (drain, eviction, instance
-        deletion). Each is core's controller of the same name (harness/loop/controllers/). The
+        deletion). Each is core's controller of the same name (harness/loop/lifecycle/, disruption/, kube/). The
         conditions and the disruption controller's methods run once provisioning is `quiet` (this
         iteration changed nothing else): core's candidates must be initialized and not nominated
         for a pending pod, so a pass while provisioning is still moving decides nothing (harness

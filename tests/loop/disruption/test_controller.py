@@ -1,6 +1,6 @@
 """The disruption controllers of the loop, driven through Simulation.converge on the embedded API
-server: harness/loop/controllers/{disruption,consolidation,drift,candidates,simulate,orchestration,
-nodetermination,expiration,nodeclaimdisruption,podevents,pdbstatus}.py (sigs.k8s.io/karpenter v1.14.0
+server: harness/loop/disruption/{controller,consolidation,drift,candidates,simulate,orchestration}.py,
+lifecycle/{nodetermination,expiration,conditions,podevents}.py and kube/pdbstatus.py (sigs.k8s.io/karpenter v1.14.0
 pkg/controllers/disruption, nodeclaim/disruption, nodeclaim/expiration, node/termination)."""
 from __future__ import annotations
 
