@@ -1,6 +1,7 @@
 """Imports only point down: cli -> parity -> why -> report -> judge -> dump -> runner -> scenario -> loop ->
-backends -> model, and fakeazure imports nothing from harness. The pytest plugin (harness/runner/plugin.py,
-where the pytest11 entry point names it) is a face like the CLI: it ranks with cli. An upward import is how a
+backends -> model, and fakeazure imports nothing from harness; inside model/ and loop/, their sub-packages
+in the order SUBORDER names. The pytest plugin (harness/runner/plugin.py, where the pytest11 entry point
+names it) is a face like the CLI: it ranks with cli. An upward import is how a
 layer starts to depend on the one that uses it; this walk fails on the first one."""
 from __future__ import annotations
 
@@ -47,6 +48,46 @@ def test_harness_imports_point_down(module: str, path: Path):
     assert not upward, "\n".join(upward)
 
 
+# Inside a layer, the order of its sub-packages (and top-level modules), lowest first; one entry may
+# name several, which then rank alike, and "*" stands for every one not named. model/: the values,
+# each release's data, the label algebra, Kubernetes' own rules, the CRDs, the Azure side, and the
+# commands that derive the data on top. loop/: core's scheduling simulation is the floor the
+# controllers (provisioning, lifecycle, disruption, kube) and the run stand on; above it they call
+# each other through the one LoopState, so no further order is claimed.
+SUBORDER = {
+    "model": ("data", "values", "upstream", "labels", "kube", "crd", "azure", "sync coresync corechanges"),
+    "loop": ("scheduling", "*"),
+}
+
+
+def _sublayer(module: str) -> tuple[str, int] | None:
+    """(layer, rank of the module's sub-package in it), or None where no order is claimed."""
+    parts = module.split(".")
+    if parts[0] != "harness" or len(parts) < 3 or parts[1] not in SUBORDER:
+        return None
+    ranks = {name: i for i, entry in enumerate(SUBORDER[parts[1]]) for name in entry.split()}
+    rank = ranks.get(parts[2], ranks.get("*"))
+    return None if rank is None else (parts[1], rank)
+
+
+@pytest.mark.parametrize("module,path", [m for m in _modules("harness") if _sublayer(m[0])],
+                         ids=lambda x: x if isinstance(x, str) else "")
+def test_sub_packages_import_down(module: str, path: Path):
+    layer, mine = _sublayer(module)
+    upward = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for name, line in _imports(path)
+              if (s := _sublayer(name)) and s[0] == layer and s[1] > mine]
+    assert not upward, "\n".join(upward)
+
+
+def test_every_sub_package_is_ranked():
+    """A new sub-package of model/ gets its place in SUBORDER (loop/'s "*" takes any)."""
+    for layer, order in SUBORDER.items():
+        named = {n for entry in order for n in entry.split()}
+        here = {p.stem if p.suffix else p.name for p in (ROOT / "harness" / layer).iterdir()
+                if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}
+        assert "*" in named or here <= named, f"harness/{layer}: not in SUBORDER: {sorted(here - named)}"
+
+
 @pytest.mark.parametrize("module,path", _modules("fakeazure"), ids=lambda x: x if isinstance(x, str) else "")
 def test_fakeazure_imports_nothing_from_harness(module: str, path: Path):
     bad = [f"{path.relative_to(ROOT)}:{line}: imports {name}" for name, line in _imports(path)
@@ -61,6 +102,10 @@ def test_the_walk_sees_an_upward_import(tmp_path):
     assert [(n, _layer(n)) for n, _ in _imports(f)] == [("harness.backends.base", ORDER.index("backends"))]
     assert _layer("harness.model.crd.validation") < _layer("harness.backends.base")
     assert _layer("harness.runner.engines.base") < _layer("harness.judge.explore") < _layer("harness.runner.plugin")
+    assert (_sublayer("harness.model.values.cron") < _sublayer("harness.model.crd.validation")
+            < _sublayer("harness.model.sync"))
+    assert (_sublayer("harness.loop.scheduling.pods") < _sublayer("harness.loop.kube.binding")
+            == _sublayer("harness.loop.state"))
 
 
 # -- no cycles, no private reach-ins -------------------------------------------------------------------
