@@ -1,5 +1,5 @@
 """`local` backend: etcd + kube-apiserver (+ kube-scheduler, kube-controller-manager, kwok) as
-processes on 127.0.0.1, from binaries found or built by `binaries.py`.
+processes on 127.0.0.1, from binaries found or built by `binaries/controlplane.py`.
 
 Flags follow envtest (sigs.k8s.io/controller-runtime v0.23.1 pkg/internal/testing/controlplane/etcd.go
 EtcdDefaultArgs, apiserver.go APIServer.defaultArgs; sigs.k8s.io/controller-runtime v0.23.1

@@ -188,7 +188,7 @@ def _history(sim, claim, entry: dict, where: str) -> None:
     """What the dump says happened before the start: the NodeClaim's creation time (its age counts from
     there: expireAfter, the drift check's instance-type wait), its Initialized and lastPodEventTime times
     (consolidateAfter counts from the later), and the hash annotations it was launched with. The launch
-    facts are recorded first (nodeclaimdisruption.py record_launch stamps the current AKSNodeClass hash
+    facts are recorded first (lifecycle/conditions.py record_launch stamps the current AKSNodeClass hash
     once), so the dump's older hash is the one drift compares; `drifted` without the dump's annotation
     gets a placeholder hash that matches no spec."""
     s = sim.state

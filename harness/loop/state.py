@@ -48,7 +48,7 @@ class Claim:
     initialized: bool = False
     refused: bool = False
     done: bool = False
-    dis: ClaimDisruption = field(default_factory=ClaimDisruption)   # disruption state (disruptionstate.py)
+    dis: ClaimDisruption = field(default_factory=ClaimDisruption)   # disruption state (disruption/memory.py)
 
 
 class SeededStream:
@@ -163,7 +163,7 @@ class LoopState:
         # (a key created again appears again; pods_of_owner reads each once)
         self._owner_index: dict[tuple[str, str, str], list[str]] = {}
         self.stream_seed = cfg.seed        # the seed of the named streams (SeededStream), each drawn on first use
-        self.disruption = DisruptionRun()          # disruption controllers' run state (disruptionstate.py)
+        self.disruption = DisruptionRun()          # disruption controllers' run state (disruption/memory.py)
         # every decision with its reason (harness/loop/decisions.py): controllers call `decide`
         self.decisions = DecisionLog(clock, self.core, self.result.decisions)
         self.decide = self.decisions.decide

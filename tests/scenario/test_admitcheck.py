@@ -82,7 +82,7 @@ expect: {}
 
 
 def test_validate_words_a_refusal_as_the_run_s_api_server_does():
-    # a failed rule names a string's type up to Kubernetes 1.34 and quotes it from 1.35 (crdschema.py): validate
+    # a failed rule names a string's type up to Kubernetes 1.34 and quotes it from 1.35 (crd/schema.py): validate
     # speaks for the version the run emulates, the scenario's (1.33.0 unless given.cluster says)
     cluster = EmbeddedBackend().start()
     try:

@@ -104,7 +104,7 @@ class Launch:
             if s.decisions.enabled:
                 self._record_failure(c, out, kept)
             if out.asynchronous:
-                # the provider's own event and delete after the VM failed (azure.py create,
+                # the provider's own event and delete after the VM failed (azure/provider.py create,
                 # provider.asyncProvisioning; provider v1.14.0 pkg/cloudprovider/events/events.go
                 # NodeClaimFailedToRegister, truncateMessage at 500 characters)
                 text = out.message if len(out.message) < 500 else out.message[:500] + "..."

@@ -1,6 +1,6 @@
 """harness/loop/scheduling/nodeclaim.py: InstanceTypeFilterError's messages (core v1.14.0 scheduling/nodeclaim.go)
 in their precedence order, addDaemonRequests' order-dependent minimum, and that the module's names stay
-importable from scheduling.py."""
+importable from scheduler.py."""
 from __future__ import annotations
 
 from harness.loop.scheduling import scheduler as scheduling

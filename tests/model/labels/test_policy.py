@@ -117,7 +117,7 @@ def test_qualified_names():
 
 
 def test_name_rules_kept_per_string_hand_out_fresh_lists():
-    """The rules are kept per string (labels.py): a caller that changes the list it got changes nothing kept."""
+    """The rules are kept per string (policy.py): a caller that changes the list it got changes nothing kept."""
     first = qualified_name_errors("a/b/c")
     first.append("changed")
     assert qualified_name_errors("a/b/c") == first[:-1]
