@@ -265,8 +265,8 @@ def test_the_node_image_build_needs_docker(monkeypatch):
 
 def test_scripts_are_executable():
     here = Path(binaries.__file__).parent
-    for s in ("build-binaries.sh", "docker-up.sh"):
-        assert os.access(here / s, os.X_OK) or (here / s).read_text().startswith("#!")
+    for script in (here / "build-binaries.sh", here.parent / "docker-up.sh"):
+        assert os.access(script, os.X_OK) or script.read_text().startswith("#!")
 
 
 def test_ensure_binaries_runs_the_build_script_when_missing(monkeypatch, tmp_path):
