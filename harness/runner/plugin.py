@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from harness.model.upstream.provisionmodes import MODE_ENV, PROVISION_MODES
 from harness.scenario.notices import HarnessWarning
 from harness.scenario.selection import SUFFIX, no_scenario, profiles_for, split_profiles, unknown_profile
 
@@ -48,7 +47,7 @@ def pytest_addoption(parser):
                     help="with --harness-engine real: fast (the default): a disruption pass on request, two of core's waits divided by "
                          "ten; upstream runs the release as is (harness/data/controller-timing.yaml; "
                          "also KARPENTER_CONTROLLER_TIMING)")
-    group.addoption("--harness-provision-mode", default=None, choices=PROVISION_MODES, dest="harness_provision_mode",
+    group.addoption("--harness-provision-mode", default=None, metavar="MODE", dest="harness_provision_mode",
                     help="the provider's PROVISION_MODE for every scenario whose given.cluster names none, on both "
                          "engines (harness/model/upstream/provisionmodes.py; also HARNESS_PROVISION_MODE)")
     group.addoption("--harness-provider-git", default=None, metavar="DIR", dest="harness_provider_git",
@@ -138,7 +137,12 @@ def pytest_configure(config):
     if config.option.harness_real_timing:       # read where the controller is found (xdist workers inherit it)
         os.environ["KARPENTER_CONTROLLER_TIMING"] = config.option.harness_real_timing
     if config.option.harness_provision_mode:    # read by cluster_settings on both engines (xdist workers inherit it)
-        os.environ[MODE_ENV] = config.option.harness_provision_mode
+        from harness.model.upstream.provisionmodes import MODE_ENV, PROVISION_MODES   # only when asked: a pytest
+        mode = config.option.harness_provision_mode                                  # run without the harness
+        if mode not in PROVISION_MODES:                                               # imports no model
+            raise pytest.UsageError(f"--harness-provision-mode: {mode!r} is not a provision mode "
+                                    f"({', '.join(PROVISION_MODES)})")
+        os.environ[MODE_ENV] = mode
     choose_provider(config.option)
     if config.option.harness_report and not hasattr(config, "workerinput"):   # before any worker writes a run
         from harness.report.runpage import clear
