@@ -354,7 +354,8 @@ def judge(subject: Subject, mutant: Mutant, data: dict) -> str:
             return "refused"
         if fails(subject, data):
             return "killed"
-        return "equivalent" if same_commands(subject, mutant) or selects_none(parent, mutant) else "survived"
+        return "equivalent" if same_commands(subject, mutant) or same_timeline(subject, mutant) \
+            or selects_none(parent, mutant) else "survived"
     finally:
         parent[mutant.path[-1]] = mutant.old
 
@@ -379,6 +380,24 @@ def same_commands(subject: Subject, mutant: Mutant) -> bool:
                       for d in records if d.get("commandIndex") == n)
     runs = [cp.result.disruptions for cp in subject.checkpoints]
     return bool(runs) and all(shape(r, mutant.old) == shape(r, mutant.new) != [] for r in runs)
+
+
+def same_timeline(subject: Subject, mutant: Mutant) -> bool:
+    """A `timeline[i].node` renumbered onto a node whose timeline was the original's in every run (its actions and
+    details in order, at the same instants): two nodes one command took alike (multi-node consolidation
+    validates and deletes both), an equivalent mutant, no gap in the expectation."""
+    if mutant.path[-1] != "node" or "timeline" not in mutant.path:
+        return False
+
+    def actions(result, index):
+        node = next((n for n in result.nodes if n.index == index), None)
+        if node is None:
+            return None
+        return [(t["action"], t.get("detail"), t.get("t")) for t in result.timeline
+                if t.get("node") == node.name or (node.nodeclaim and t.get("nodeClaim") == node.nodeclaim)]
+    runs = [cp.result for cp in subject.checkpoints]
+    return bool(runs) and all((a := actions(r, mutant.old)) is not None and a == actions(r, mutant.new)
+                              for r in runs)
 
 
 # what a disruption record says about its command, apart from which nodes it took
