@@ -113,8 +113,28 @@ def _patch_requirements(req: dict, profile, target: str) -> None:
     crdrules.patch_requirements(req, profile, target)
 
 
+def _release_spec(crd: dict, profile, kind: str) -> bool:
+    """Give the CRD's v1 version the release's own `spec` schema (the profile's, derived from the release's CRD by
+    harness.model.sync, its label and requirement rules rendered in: harness.model.crd.rules.spec_schema, the one the
+    embedded API server judges with), so a field or value the release lacks is pruned or refused as that release's
+    API server does (spec.replicas before core v1.8.0, consolidationPolicy Balanced before v1.14.0); the scale
+    subresource goes where the release has none. False (nothing changed) for a profile without a v1 schema."""
+    from harness.model.crd import rules as crdrules
+    key = {"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]
+    spec = crdrules.spec_schema(profile, kind)
+    if spec is None or (profile.raw.get(key) or {}).get("version") != "v1":
+        return False
+    version = _version(crd, "v1")
+    version["schema"]["openAPIV3Schema"]["properties"]["spec"] = copy.deepcopy(spec)
+    if profile.crd_scale_replicas_path(kind) is None:
+        (version.get("subresources") or {}).pop("scale", None)
+    return True
+
+
 def _patch_nodepool(crd: dict, profile) -> None:
     from harness.model.crd import rules as crdrules
+    if _release_spec(crd, profile, "NodePool"):
+        return
     schema = _version(crd, "v1")["schema"]["openAPIV3Schema"]
     labels = _at(schema, "spec.template.metadata.labels")
     rules = _cel(crdrules.label_map_rules(profile, crdrules.NODEPOOL_LABELS))
@@ -127,6 +147,8 @@ def _patch_nodepool(crd: dict, profile) -> None:
 
 def _patch_nodeclaim(crd: dict, profile) -> None:
     from harness.model.crd import rules as crdrules
+    if _release_spec(crd, profile, "NodeClaim"):
+        return
     schema = _version(crd, "v1")["schema"]["openAPIV3Schema"]
     _patch_requirements(_at(schema, "spec.requirements"), profile, crdrules.NODECLAIM_REQUIREMENTS)
 
