@@ -73,7 +73,7 @@ def test_package_data():
     from fakeazure.tools import go_sdk_check
     from harness.backends.binaries import controlplane as binaries, controller
     from harness.backends.kind import image, nodes, writers
-    files = [binaries.BUILD_SCRIPT, controller.BUILD_SCRIPT, binaries.BUILD_SCRIPT.with_name("docker-up.sh"),
+    files = [binaries.BUILD_SCRIPT, controller.BUILD_SCRIPT, binaries.BUILD_SCRIPT.parent.with_name("docker-up.sh"),
              image.EXTRAS_SCRIPT, nodes.MACHINE_VIEW, writers.FIELD_MANAGERS,
              Path(nodes.__file__).with_name(nodes.RUNTIME), go_sdk_check.SRC / "main.go", go_sdk_check.SRC / "go.mod"]
     missing = [str(f) for f in files if not f.is_file()]
