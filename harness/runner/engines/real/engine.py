@@ -940,6 +940,7 @@ class RealRun:
         if moved_at is not None:
             self.instant = max(self.instant, moved_at)
         result = self.observer.result(steady=self.steady, threshold=self.runaway_threshold)
+        result.started = self.run_start      # history's zero (--details "over time"), as the simulation's clock.start
         result.restarts = list(self.restarts)
         self._say_assumed(result)
         result.timings.update(self.timings, settle=time.monotonic() - start)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import time
 from dataclasses import dataclass, field
+
+from harness.runner.engines.real.cluster.runclock import CLOCK
 
 # the taint a command's candidates get first, key -> value (None: any): core v1.0+'s karpenter.sh/disrupted
 # (sigs.k8s.io/karpenter v1.0.6 pkg/apis/v1/taints.go DisruptedNoScheduleTaint), core v0.36's
@@ -132,7 +133,6 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
 @dataclass
 class DisruptionWatch:
     """Fed every poll; keeps the timeline of what it saw change."""
-    start: float = field(default_factory=time.monotonic)
     timeline: list[dict] = field(default_factory=list)
     _tainted: set[str] = field(default_factory=set)
     _seen: set[str] = field(default_factory=set)
@@ -146,7 +146,9 @@ class DisruptionWatch:
         if once and (claim, action) in self._done:
             return
         self._done.add((claim, action))
-        self.timeline.append({"t": round(time.monotonic() - self.start, 2), "node": node or "", "nodeClaim": claim,
+        # on the run's clock (runclock.CLOCK), as the simulation's timeline is on its own: history.py and the
+        # Karpenter log count both from the run's start (RunResult.started)
+        self.timeline.append({"t": round(CLOCK.now(), 2), "node": node or "", "nodeClaim": claim,
                               "action": action, "detail": detail})
 
     def poll(self, claims: dict[str, dict], live: set[str], nodes: list[dict], pods: list[dict]) -> None:
