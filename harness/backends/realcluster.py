@@ -220,7 +220,27 @@ class RealCluster:
                 return self._create_retrying_sa(obj, identity)
             if self._missing_service_account(e):
                 return self._create_retrying_sa(obj, identity)
+            if self._priority_class_unseen(obj, e):
+                return self._create_once_class_seen(obj, identity)
             raise
+
+    def _priority_class_unseen(self, obj: dict, e: APIRejected) -> bool:
+        """A pod refused for a PriorityClass that the API server stores: the Priority admission plugin reads
+        classes through an informer, which can lag a class created a moment before (kube-apiserver
+        plugin/pkg/admission/priority); a class that does not exist is refused at once, as it should be."""
+        name = (obj.get("spec") or {}).get("priorityClassName") if obj.get("kind") == "Pod" else None
+        return bool(name) and e.status == 403 and "no PriorityClass with name" in e.message and \
+            self.admin.request("GET", f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}", ok_missing=True) is not None
+
+    def _create_once_class_seen(self, obj: dict, identity: Identity, timeout: float = 10.0) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            time.sleep(0.1)
+            try:
+                return self.client(identity).create(obj)
+            except APIRejected as e:
+                if "no PriorityClass with name" not in e.message or time.monotonic() > deadline:
+                    raise
 
     def _served_version(self, obj: dict) -> dict:
         """The installed CRDs serve one version each: an object in a version the release does not serve is
