@@ -1000,6 +1000,8 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         notes.append(provisionmode.note(found))
         if found.mode != "aksscriptless":         # the default stays unwritten
             facts.setdefault("cluster", {})["provisionMode"] = found.mode
+    elif dump.nodeclaims:
+        notes.append(provisionmode.ASSUMED)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
     profiles = list(opts.profiles)
     release = ""

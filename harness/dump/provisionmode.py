@@ -22,6 +22,12 @@ NODEPOOL_LABEL = "karpenter.sh/nodepool"
 MACHINE_VM = re.compile(r"^aks-[a-z0-9]+-.+-\d{8}-vm$", re.I)
 
 
+# said when the dump's NodeClaims show no mode: the run takes the provider's default
+ASSUMED = ("given.cluster.provisionMode: no NodeClaim or Node of the dump shows which PROVISION_MODE Karpenter ran in "
+           f"(no {MACHINE_ANNOTATION} annotation, no AKS machine VM name, no {DO_NOT_SYNC_TAINTS} label); "
+           "assumed aksscriptless, the provider's default")
+
+
 @dataclass(frozen=True)
 class ModeEvidence:
     mode: str            # the PROVISION_MODE written to given.cluster.provisionMode

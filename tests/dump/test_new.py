@@ -281,3 +281,19 @@ def test_a_machine_api_dump_replays_in_its_mode(tmp_path, capsys):
     (sc,) = load_scenarios(out)
     assert sc.given["cluster"]["provisionMode"] == "aksmachineapi"
     assert cli(["run", str(out)]) == 0
+
+
+def test_a_dump_that_shows_no_mode_says_it_assumed_the_default(tmp_path, capsys):
+    """NodeClaims without the machine annotation, a machine VM name or the VM path's label: the scenario runs as
+    aksscriptless and the notes say it was assumed, not read."""
+    dump = yaml.safe_load(DUMP.read_text())
+    for o in dump["items"]:
+        if o["kind"] == "Node":
+            (o["metadata"].get("labels") or {}).pop("karpenter.sh/do-not-sync-taints", None)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    rc, out = new(tmp_path, path)
+    assert rc == 0
+    assert "assumed aksscriptless, the provider's default" in capsys.readouterr().err
+    (sc,) = load_scenarios(out)
+    assert "provisionMode" not in (sc.given.get("cluster") or {})

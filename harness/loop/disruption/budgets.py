@@ -68,6 +68,15 @@ def expire_after(nodepool_or_claim_spec: dict) -> float | None:
         return None
 
 
+def lifetime_remaining(claim_spec: dict, created_at: float, now: float) -> float:
+    """The share of a NodeClaim's expireAfter still ahead of it, 0..1 (1 without expiry): core v1.14.0
+    pkg/utils/disruption/disruption.go LifetimeRemaining, the factor on a candidate's eviction cost."""
+    ttl = expire_after(claim_spec)
+    if ttl is None or ttl <= 0:
+        return 1.0
+    return min(max((ttl - (now - created_at)) / ttl, 0.0), 1.0)
+
+
 def termination_grace_period(spec: dict) -> float | None:
     value = spec.get("terminationGracePeriod")
     if value is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from harness.loop.disruption import record as disruptionwhy, reasonwords
 from harness.loop.scheduling import podutil
-from harness.loop.disruption.budgets import (DISRUPTION_REASONS, disruption_spec, expire_after, must_allowed_disruptions,
+from harness.loop.disruption.budgets import (DISRUPTION_REASONS, disruption_spec, lifetime_remaining, must_allowed_disruptions,
                                   termination_grace_period)
 from harness.loop.state import Claim, LoopState
 from harness.loop.kube.pdb import Limits
@@ -424,10 +424,7 @@ class Cluster:
             # what follows reads the view alone, never the disruption class: built once per view for the
             # classes' two sweeps (Drift's and consolidation's)
             reschedulable, cost, reschedule_cost = self._pod_costs(sn)
-            lifetime = 1.0
-            ttl = expire_after(sn.claim.obj["spec"])
-            if ttl is not None and ttl > 0:
-                lifetime = min(max((ttl - (self.now - sn.claim.created_at)) / ttl, 0.0), 1.0)
+            lifetime = lifetime_remaining(sn.claim.obj["spec"], sn.claim.created_at, self.now)
             zone, ct = sn.labels.get(ZONE, ""), sn.labels.get(CAPACITY_TYPE, "")
             tail = self._tails[sn.name] = (zone, ct, cost * lifetime, reschedulable, node_price(it, zone, ct),
                                            reschedule_cost)

@@ -19,20 +19,19 @@ from __future__ import annotations
 import math
 
 from harness.loop.scheduling import podutil
+from harness.loop.scheduling.limits import NODES, nodepool_limits
 from harness.loop.provisioning import reasons
-from harness.loop.disruption.budgets import expire_after
+from harness.loop.disruption.budgets import lifetime_remaining
 from harness.loop.provisioning.nodepool import is_static, nodeclass_params
 from harness.loop.state import Claim, LoopState
 from harness.loop.provisioning.nodeclaimobject import template_for, to_nodeclaim
-from harness.model.values.resources import parse_quantity
 
 GATE = "StaticCapacity"
 
 
 def node_limit(np: dict) -> float:
     """The NodePool's limits.nodes, or no limit."""
-    raw = ((np.get("spec") or {}).get("limits") or {}).get("nodes")
-    return math.inf if raw is None else parse_quantity(str(raw))
+    return (nodepool_limits(np) or {}).get(NODES, math.inf)
 
 
 class StaticCapacity:
@@ -149,10 +148,7 @@ class StaticCapacity:
 
         def cost(c: Claim) -> tuple[bool, float]:
             keys = pods(c)
-            lifetime = 1.0
-            ttl = expire_after(c.obj["spec"])
-            if ttl is not None and ttl > 0:
-                lifetime = min(max((ttl - (now - c.created_at)) / ttl, 0.0), 1.0)
+            lifetime = lifetime_remaining(c.obj["spec"], c.created_at, now)
             return (any(dnd(k) for k in keys),
                     sum(podutil.eviction_cost(s.pod_views[k]) for k in keys) * lifetime)
         rest = sorted((c for c in nodes if c not in empty), key=cost)
