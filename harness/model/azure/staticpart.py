@@ -21,6 +21,7 @@ from harness.model.labels.requirements import Requirement
 from harness.model.azure.skus import (AZURE_TO_KUBE_ARCH, availability_zones, canonical_sku, cap_contains, cap_float, cap_int,
                                 cap_true, capabilities, ephemeral_gb, go_float, has_capability_in_zone,
                                 has_location_restriction, max_ephemeral_bytes, normalize_location)
+from harness.model.upstream.factreads import NOT_KNOWN_REASON
 from harness.model.upstream.skutables import gpu_info, restricted_skus
 from harness.model.azure.switches import Switches, gpu_supported_by_image_family
 from harness.model.azure.vmsize import VMSize, VMSizeParseError, parse_vm_size
@@ -212,7 +213,7 @@ def static_part(raw: Mapping, nc: NodeClassParams, cluster: ClusterParams, sw: S
         return "CPU architecture missing"
     unknown = known is not None and (name not in known or name in sw.unknown_skus)
     if unknown and sw.unknown_sku_policy == "exclude":
-        return "not in known SKUs"
+        return NOT_KNOWN_REASON
     mem_mib = float_to_int64(mem_gib * 1024)             # memoryMiB: int64(memoryGiB * 1024)
     arch = AZURE_TO_KUBE_ARCH.get(arch_raw, arch_raw)
     reason = _drop_reason_nodeclass(caps, vcpus, mem_mib, arch, gpu, nc, sw)

@@ -19,7 +19,7 @@ QUOTA_GATES = "provider.offerings.quotaGatesOnDemand"
 UNKNOWN_SKUS = "provider.unknownSKUPolicy"
 # the facts a build notes; any other provider fact is taken as read wherever it differs
 NOTED = (SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES, QUOTA_GATES, UNKNOWN_SKUS)
-NOT_KNOWN_REASON = "not in known SKUs"      # harness/model/azure/staticpart.py: the drop `exclude` makes
+NOT_KNOWN_REASON = "not in known SKUs"      # the drop unknownSKUPolicy `exclude` makes (azure/staticpart.py)
 
 
 class ProviderReads:
