@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
 
+from harness.model.upstream.provisionmodes import PROVISION_MODES
 from harness.parity.checkdoc import check_doc
 from harness.parity.diff import diff_rows, render_diff_markdown
 from harness.parity.labels import ParityUsageError, load_labels, select_labels
@@ -26,7 +27,7 @@ def add_parser(subparsers) -> None:
         description=sys.modules["harness.parity"].__doc__.split("\n\n")[0])   # the package's own summary
     p.add_argument("--profile", default="upstream", help="label profile (default: upstream)")
     p.add_argument("--provision-mode", default=None, metavar="MODE",
-                   choices=("aksscriptless", "bootstrappingclient", "aksmachineapi", "aksmachineapiheaderbatch"),
+                   choices=PROVISION_MODES,
                    help="the probes' given.cluster.provisionMode (default: the cluster's, aksscriptless)")
     p.add_argument("--diff", metavar="OTHER", default=None,
                    help="compare with another profile: only the cells whose behavior differs")
