@@ -131,6 +131,36 @@ class LaunchFailure:
     unavailable: tuple = ()
 
 
+def label_facts(c, rg: str, nodeclass: "itmod.NodeClassParams", arch: str) -> LabelFacts:
+    """The facts the provider's base labels are computed from, for a cluster (`c`: ClusterParams, `rg` its node
+    resource group) and an AKSNodeClass on an architecture: one rule for the simulation and the real engine's AKS
+    stand-in (runner/engines/real/controller/settings.py aks_pool_labels)."""
+    values = {
+        "clusterLabel": normalize_cluster_label(rg),
+        "kubeletIdentityClientID": c.kubelet_identity_client_id,
+        "osSku": os_sku_from_image_family(nodeclass.image_family or ""),
+        "imageFamily": nodeclass.image_family or "",
+        "osSkuEffective": os_sku_effective(nodeclass.image_family or "", c.kubernetes_version,
+                                                 nodeclass.fips_mode == "FIPS", nodeclass.trusted_launch),
+        "subnetName": c.subnet_name,
+        "vnetGUID": c.vnet_guid,
+        "statelessCNI": "true" if version_at_least(c.kubernetes_version, (1, 34)) else "false",
+        "localDNSState": "enabled" if nodeclass.local_dns else "disabled",
+    }
+    conditions = set()
+    if nodeclass.fips_mode == "FIPS":
+        conditions.add("fips")
+    if c.network_plugin == "azure" and c.network_plugin_mode == "overlay":
+        conditions.add("azureCNIOverlay")
+    if c.network_dataplane == "cilium":
+        conditions.add("ciliumDataplane")
+    if nodeclass.artifact_streaming and arch != "arm64":
+        conditions.add("artifactStreaming")
+    if c.provision_mode == "aksscriptless":
+        conditions.add("scriptless")
+    return LabelFacts({k: v for k, v in values.items() if v is not None}, frozenset(conditions))
+
+
 class AzureProvider:
     """What Karpenter-on-Azure's cloudprovider.Create does, driven through the Azure SDK."""
 
@@ -350,31 +380,8 @@ class AzureProvider:
 
     # -- labels -------------------------------------------------------------------------------
     def label_facts(self, nodeclass: "itmod.NodeClassParams", arch: str) -> LabelFacts:
-        c = self.cluster
-        values = {
-            "clusterLabel": normalize_cluster_label(self.rg),
-            "kubeletIdentityClientID": c.kubelet_identity_client_id,
-            "osSku": os_sku_from_image_family(nodeclass.image_family or ""),
-            "imageFamily": nodeclass.image_family or "",
-            "osSkuEffective": os_sku_effective(nodeclass.image_family or "", c.kubernetes_version,
-                                                     nodeclass.fips_mode == "FIPS", nodeclass.trusted_launch),
-            "subnetName": c.subnet_name,
-            "vnetGUID": c.vnet_guid,
-            "statelessCNI": "true" if version_at_least(c.kubernetes_version, (1, 34)) else "false",
-            "localDNSState": "enabled" if nodeclass.local_dns else "disabled",
-        }
-        conditions = set()
-        if nodeclass.fips_mode == "FIPS":
-            conditions.add("fips")
-        if c.network_plugin == "azure" and c.network_plugin_mode == "overlay":
-            conditions.add("azureCNIOverlay")
-        if c.network_dataplane == "cilium":
-            conditions.add("ciliumDataplane")
-        if nodeclass.artifact_streaming and arch != "arm64":
-            conditions.add("artifactStreaming")
-        if c.provision_mode == "aksscriptless":
-            conditions.add("scriptless")
-        return LabelFacts({k: v for k, v in values.items() if v is not None}, frozenset(conditions))
+        """This provider's cluster's label facts (label_facts)."""
+        return label_facts(self.cluster, self.rg, nodeclass, arch)
 
     # -- create -------------------------------------------------------------------------------
     def choose(self, its: list, claim_reqs: Requirements):

@@ -101,17 +101,14 @@ def mode_env(mode: str, subscription: str, bootstrap: str | None) -> dict[str, s
 def aks_pool_labels(profile, settings: dict) -> dict[str, str]:
     """The labels AKS writes on every node of the machines' pool (real-engine.yaml aks_pool_labels): the
     profile's base labels for the cluster `settings` describes, computed as the simulation computes them
-    (harness/loop/azure/provider.py AzureProvider.label_facts, for a default AKSNodeClass: the keys kept describe the
+    (harness/loop/azure/provider.py label_facts, for a default AKSNodeClass: the keys kept describe the
     cluster only)."""
-    from types import SimpleNamespace
-
-    from harness.loop.azure.provider import AzureProvider
+    from harness.loop.azure.provider import label_facts
     from harness.model.azure.params import ClusterParams, NodeClassParams
     from harness.model.labels.writers import base_labels
     data = engine_data()
     cluster = ClusterParams.from_dict({**data["cluster_defaults"], **settings})
-    facts = AzureProvider.label_facts(SimpleNamespace(cluster=cluster, rg=settings["nodeResourceGroup"]),
-                                      NodeClassParams(), "amd64")
+    facts = label_facts(cluster, settings["nodeResourceGroup"], NodeClassParams(), "amd64")
     labels = base_labels(profile, facts)
     return {k: labels[k] for k in data["aks_pool_labels"] if k in labels}
 
