@@ -21,7 +21,7 @@ from harness.runner.engines.azureside import cluster_settings, fake_azure
 from harness.runner.engines.base import NotApplicable, Outcome
 from harness.scenario.expect.match import Mismatch
 from harness.scenario.notices import Notice, emit
-from harness.scenario.load import Scenario, provision_mode_error
+from harness.scenario.load import Scenario
 from harness.scenario.steps import StepFailed, evict, play, restrict, workload_of
 
 
@@ -102,9 +102,6 @@ class SimulatedRun:
         self.in_flight: tuple[str, ...] = ()
         self.unjudged: str | None = None         # its settle fires no disruption timer (Run.unjudged)
         self.reported_refusals = 0               # of sim.workloads.refused, the ones read_back reported
-        refused = provision_mode_error(scenario.doc, {"given": scenario.given}, profile)
-        if refused is not None:           # the run's --profile, when given.profiles does not name it
-            raise refused
         cluster.reset()
         prof = profile_with_knobs(profile, scenario.given.get("knobs"))
         cluster.install_profile(prof if prof.fingerprint else profile)
