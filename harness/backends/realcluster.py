@@ -325,7 +325,27 @@ class RealCluster:
         return self.client(identity).update(self._as_installed(obj))
 
     def update_status(self, obj: dict, identity: Identity = ADMIN) -> dict:
-        return self.client(identity).update_status(self._as_installed(obj))
+        out = self.client(identity).update_status(self._as_installed(obj))
+        if obj.get("kind") == "ResourceQuota":
+            self._await_quota_seen(out)
+        return out
+
+    def _await_quota_seen(self, quota: dict, timeout: float = 10.0) -> None:
+        """Wait until the quota admission applies a quota whose status was just written: it reads quotas
+        through an informer, and once that has synced an empty list means no quota (k8s.io/apiserver v0.36.3
+        pkg/admission/plugin/resourcequota/resource_access.go GetQuotas), so a pod created while the informer
+        lags the quota's create is admitted as if there were none (seen on a loaded CI machine). A dry-run of
+        a pod the quota refuses (harness.model.kube.quota.refused_probe; a dry run counts no usage,
+        controller.go) is admitted until the plugin has seen it; any refusal ends the wait, as does `timeout`."""
+        from harness.model.kube.quota import refused_probe, status_of
+        probe = refused_probe(quota, status_of(quota, ()))
+        deadline = time.monotonic() + timeout
+        while probe is not None and time.monotonic() < deadline:
+            try:
+                self.admin.create(probe, dry_run=True)
+            except APIRejected:
+                return
+            time.sleep(0.05)
 
     def _as_installed(self, obj: dict) -> dict:
         """An update at the path create wrote to: a NodePool or NodeClaim in a version the profile's CRDs do

@@ -20,7 +20,7 @@ from fractions import Fraction
 from harness.model.kube.apistatus import APIRejected, forbidden
 from harness.model.values.resources import format_quantity, parse_quantity, quantity_format
 
-__all__ = ["Usage", "admission_refusal", "matches", "pod_usage", "status_of"]
+__all__ = ["Usage", "admission_refusal", "matches", "pod_usage", "refused_probe", "status_of"]
 
 COUNT = "count/pods"
 # podResources: what a quota on pods may limit, besides the prefixed names below
@@ -271,4 +271,29 @@ def admission_refusal(pod: dict, quotas: list[tuple[dict, QuotaStatus]]) -> APIR
             return forbidden("pods", pod, f"exceeded quota: {st.name}, requested: {requested.pretty(over)}, "
                                           f"used: {st.used.pretty(over)}, limited: {st.hard.pretty(over)}",
                              validating=True)
+    return None
+
+
+# what a probe container asks for: more than any quota a scenario writes allows
+_PROBE_AMOUNTS = {"cpu": "100000", "memory": "1Pi", "ephemeral-storage": "1Pi"}
+
+
+def refused_probe(quota: dict, st: QuotaStatus) -> dict | None:
+    """A pod this quota (with status `st`) refuses: first one whose container states nothing ("must specify"),
+    then one that asks for more than any hard limit ("exceeded quota"), each shaped to the quota's Terminating
+    and PriorityClass In scopes. A real API server's quota admission reads quotas through an informer that can
+    lag the quota's create, so a backend dry-runs this pod until it is refused (realcluster.py). None when
+    neither form is refused (a quota on `pods` with room left, a scope the probe does not take on)."""
+    spec: dict = {}
+    for sel in _selectors(quota):
+        if sel.get("scopeName") == "Terminating":
+            spec["activeDeadlineSeconds"] = 1
+        elif sel.get("scopeName") == "PriorityClass" and sel.get("operator") == "In" and sel.get("values"):
+            spec["priorityClassName"] = str(sel["values"][0])
+    ns = quota["metadata"].get("namespace") or "default"
+    for res in ({}, {"requests": _PROBE_AMOUNTS, "limits": _PROBE_AMOUNTS}):
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "harness-quota-probe", "namespace": ns},
+               "spec": {**spec, "containers": [{"name": "probe", "image": "probe", "resources": dict(res)}]}}
+        if admission_refusal(pod, [(quota, st)]) is not None:
+            return pod
     return None

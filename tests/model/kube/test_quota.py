@@ -7,7 +7,7 @@ import pytest
 
 from harness.backends.embedded import EmbeddedCluster
 from harness.model.kube.apistatus import APIRejected
-from harness.model.kube.quota import admission_refusal, matches, pod_usage, status_of
+from harness.model.kube.quota import admission_refusal, matches, pod_usage, refused_probe, status_of
 
 
 def quota(name="q", hard=None, **spec) -> dict:
@@ -93,3 +93,23 @@ def test_a_quota_made_after_the_pods_counts_them():
     assert c.get("ResourceQuota", "q", "default")["status"]["used"] == {"requests.cpu": "1"}
     with pytest.raises(APIRejected, match="exceeded quota"):
         c.create(pod("b", requests={"cpu": "1"}))
+
+
+@pytest.mark.parametrize("spec, refusal", [
+    ({"hard": {"limits.memory": "2Gi"}}, "must specify limits.memory"),
+    ({"hard": {"requests.cpu": "1"}, "scopes": ["Terminating"]}, "must specify requests.cpu"),
+    ({"hard": {"pods": "1", "requests.nvidia.com/gpu": "1"},
+      "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}},
+     None),
+    ({"hard": {"count/pods": "0"}}, "exceeded quota"),
+])
+def test_the_probe_is_a_pod_the_quota_refuses(spec, refusal):
+    """What a real backend dry-runs until its API server's quota admission has seen a new quota: a pod the
+    model refuses under that quota, or None when neither probe form is refused (a quota with room for any pod)."""
+    q = quota(hard=spec.pop("hard"), **spec)
+    probe = refused_probe(q, status_of(q, ()))
+    if refusal is None:
+        assert probe is None
+        return
+    why = admission_refusal(probe, [(q, status_of(q, ()))])
+    assert why is not None and refusal in why.message
