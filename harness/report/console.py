@@ -248,12 +248,18 @@ def restarts_note(o: Outcome) -> str:
 
 
 def restart_lines(r: RunResult) -> list[str]:
-    """One line per restart of the controller: when (from the run's start), why, when its pod started it again."""
+    """One line per restart of the controller: when (from the run's start), why, when its pod started it again;
+    after an exit of the controller's own, its last log lines."""
     def when(t: float) -> str:
         return Moment.of(t, r.started).text if r.started is not None else rfc3339(t)
-    return [f"Karpenter restarted: {e['why']} at {when(e['at'])}"
-            + (f", started again at {when(e['restart_at'])} (CrashLoopBackOff)" if e["restart_at"] > e["at"] else "")
-            for e in r.restarts]
+    out = []
+    for e in r.restarts:
+        out.append(f"Karpenter restarted: {e['why']} at {when(e['at'])}"
+                   + (f", started again at {when(e['restart_at'])} (CrashLoopBackOff)"
+                      if e["restart_at"] > e["at"] else ""))
+        if not e["planned"] and e.get("log"):       # an exit of its own: its last words say why
+            out += ["  | " + ln for ln in e["log"].splitlines()]
+    return out
 
 
 def said_verdict(o: Outcome) -> str:

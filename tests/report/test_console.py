@@ -3,7 +3,7 @@ shown as such, pending without completed or deleted pods, each node kind with it
 from __future__ import annotations
 
 from harness.loop.result import NodeResult, PodResult, RunResult
-from harness.report.console import node_count, outcome_summary, pending_pods, unsettled
+from harness.report.console import node_count, outcome_summary, pending_pods, restart_lines, unsettled
 
 
 def _node(name: str, pool: str = "default", size: str = "Standard_D2s_v3", deleted: str | None = None) -> NodeResult:
@@ -71,3 +71,17 @@ def test_differences_that_repeat_but_for_an_index_are_one_line():
                      'expect.nodes[2].deleted (line 114) and 354 more']
     few = many[:GROUP_AT - 1]
     assert mismatch_lines("s.yaml", few) == [f"s.yaml:{m.line}: {m.render()}" for m in few]
+
+
+def test_an_exit_of_the_controllers_own_shows_its_last_words():
+    """A crash step's restart is one line; an exit the controller made itself is followed by its last log lines,
+    so a failed run says why it restarted."""
+    r = RunResult("s", "upstream", "embedded", 1, started=100.0)
+    r.restarts = [{"at": 104.0, "why": "the controller exited (code 2)", "planned": False, "restart_at": 104.0,
+                   "log": "panic: runtime error\ngoroutine 1 [running]:"},
+                  {"at": 130.0, "why": "a crash step", "planned": True, "restart_at": 140.0, "log": "ignored"}]
+    lines = restart_lines(r)
+    assert lines[0].startswith("Karpenter restarted: the controller exited (code 2) at +4s")
+    assert lines[1:3] == ["  | panic: runtime error", "  | goroutine 1 [running]:"]
+    assert lines[3].startswith("Karpenter restarted: a crash step at +30s") and "started again at +40s" in lines[3]
+    assert len(lines) == 4
