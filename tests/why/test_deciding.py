@@ -44,6 +44,14 @@ def test_drift_empty_candidates_decides_at_v161(cluster):
     assert d.runs <= 2 + 2 * len(d.suspects)
 
 
+def test_the_nodepool_hash_fields_are_named_where_drift_compared_them(cluster):
+    """The hash switches are read through the profile's hash functions; drift reads them where it compares, so a
+    template field v0.36's hash leaves out (expireAfter) is named as what kept the node at v0.5.5."""
+    outcome, d = _decide(cluster, CORE / "nodepool-hash.scenario.yaml", "v0.5.5", "core-nodepool-hash-expire-after")
+    assert "nodePoolHashedFields" in outcome.final.core_consulted
+    assert "core.behaviour.nodePoolHashedFields" in {x.fact for x in d.deciders if x.effect == "outcome"}
+
+
 def test_no_decider_where_the_release_behaves_as_the_newest(cluster):
     _, d = _decide(cluster, CORE / "drift-empty-node.scenario.yaml", "v1.6.8")
     assert [x for x in d.deciders if x.effect == "outcome"] == []

@@ -150,7 +150,10 @@ class NodeClaimDisruption:
         s = self.state
         ann = c.obj["metadata"].get("annotations") or {}
         have = ann.get(NODEPOOL_HASH)
-        if have is not None and ann.get(NODEPOOL_HASH_VERSION) == s.profile.nodepool_hash_version \
+        # the hash switches are read through the profile (the hash functions are shared with the real engine's
+        # history); read here too, where drift compares, so a run that compared them names them (--deciding)
+        if have is not None and ann.get(NODEPOOL_HASH_VERSION) == s.core["nodePoolHashVersion"] \
+                and (s.core["nodePoolHashedFields"], s.core["nodePoolHashIgnored"]) \
                 and have != self._nodepool_hash(np):
             return NODEPOOL_DRIFTED
         labels = c.obj["metadata"].get("labels") or {}
