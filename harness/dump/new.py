@@ -746,6 +746,20 @@ def cluster_facts(dump: Dump) -> dict:
     return out
 
 
+def assumed_gates(manifests: list[dict]) -> tuple[dict[str, bool], list[str]]:
+    """The feature gates a dump's objects show were on at the customer's controller, each with the note that
+    says so: a NodePool with spec.replicas has nodes only where the StaticCapacity gate is on (off in every
+    release's chart), so the dump's static nodes mean the customer switched it on."""
+    from harness.loop.provisioning.nodepool import is_static
+    from harness.loop.provisioning.staticcapacity import GATE
+    static = sorted(m["metadata"]["name"] for m in manifests if m.get("kind") == "NodePool" and is_static(m))
+    if not static:
+        return {}, []
+    return {GATE: True}, [f"NodePool(s) {', '.join(static)} set spec.replicas: assumed the {GATE} feature gate on "
+                          f"(given.featureGates; every release's chart has it off, and then no controller makes "
+                          f"their nodes)"]
+
+
 def missing_nodeclasses(dump: Dump) -> list[str]:
     """AKSNodeClasses the NodePools reference that the input does not hold."""
     have = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "AKSNodeClass"}
@@ -1088,6 +1102,10 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         given["zones"] = nodes_zones
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
+    gates, gate_notes = assumed_gates(dump.manifests)
+    if gates:
+        given["featureGates"] = gates
+        notes += gate_notes
     manifests = work.manifests
     for name in missing_nodeclasses(dump):
         obj, version = default_nodeclass(name, given["profiles"])

@@ -297,3 +297,19 @@ def test_a_dump_that_shows_no_mode_says_it_assumed_the_default(tmp_path, capsys)
     assert "assumed aksscriptless, the provider's default" in capsys.readouterr().err
     (sc,) = load_scenarios(out)
     assert "provisionMode" not in (sc.given.get("cluster") or {})
+
+
+def test_a_static_nodepool_says_the_gate_it_assumed_on(tmp_path, capsys):
+    """A dumped NodePool with spec.replicas: its nodes exist only with StaticCapacity on, so the scenario turns
+    the gate on and the notes say it was assumed from that NodePool."""
+    dump = yaml.safe_load(DUMP.read_text())
+    (np,) = [o for o in dump["items"] if o["kind"] == "NodePool"]
+    np["spec"]["replicas"] = 1
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    rc, out = new(tmp_path, path, extra=["--profile", "v1.14.0"])
+    assert rc == 0
+    assert (f"NodePool(s) {np['metadata']['name']} set spec.replicas: assumed the StaticCapacity feature gate on"
+            in capsys.readouterr().err)
+    (sc,) = load_scenarios(out)
+    assert sc.given["featureGates"] == {"StaticCapacity": True}
