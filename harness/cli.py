@@ -300,7 +300,7 @@ def cmd_run(args) -> int:
                     if deciding:
                         from harness.why.deciding import AUTO_UP_TO_SECONDS, Deciding, decide, estimate
                         if args.deciding or o.seconds <= AUTO_UP_TO_SECONDS:
-                            cost = estimate(engine, p, o) if o.seconds > AUTO_UP_TO_SECONDS else None
+                            cost = estimate(engine, sc, p, o) if o.seconds > AUTO_UP_TO_SECONDS else None
                             if cost:        # a long run, asked for: what it will cost, before it is spent
                                 print(f"WARNING: --deciding {sc.name} [{p}]: {cost}", file=sys.stderr, flush=True)
                             o.deciding = decide(engine, sc, p, cluster, o)

@@ -427,14 +427,16 @@ def looked_for(engine, profile: str, outcome) -> str | None:
     return None
 
 
-def estimate(engine, profile: str, outcome) -> str | None:
+def estimate(engine, scenario: Scenario, profile: str, outcome) -> str | None:
     """What looking for the deciders of `outcome` will cost, said before a long run (None: nothing is run).
     One run again when the release decided nothing; about two more per unit that decides; at worst about
-    twice per unit (a unit: one core switch, or the facts of one provider change). The runs are whole runs of
-    the scenario: docs/architecture/runner.md says why none of them is shorter."""
+    twice per unit (a unit: one core switch, or the facts of one provider change; a unit of facts no
+    instance-type build read is cleared without a run, as decide clears it). The runs are whole runs of the
+    scenario: docs/architecture/runner.md says why none of them is shorter."""
     if looked_for(engine, profile, outcome) is not None:
         return None
-    units = units_of(profile, suspects_of(outcome))
+    unread = unread_facts(scenario, outcome)
+    units = [u for u in units_of(profile, suspects_of(outcome)) if not set(u) <= unread]
     if not units:
         return None
     worst = 2 * len(units) + 1

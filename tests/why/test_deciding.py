@@ -210,9 +210,15 @@ def test_a_long_run_says_what_deciding_costs(cluster):
     engine = get_engine("simulated")
     outcome = execute(engine, sc, "v1.6.1", cluster)
     outcome.seconds = 120.0
-    said = deciding.estimate(engine, "v1.6.1", outcome)
+    said = deciding.estimate(engine, sc, "v1.6.1", outcome)
     assert "once if none did" in said and "(120s)" in said and " min" in said
-    assert deciding.estimate(engine, "upstream", execute(engine, sc, "upstream", cluster)) is None
+    assert deciding.estimate(engine, sc, "upstream", execute(engine, sc, "upstream", cluster)) is None
+    # the units of facts no instance-type build read are left out, as decide clears them without a run
+    units = deciding.units_of("v1.6.1", deciding.suspects_of(outcome))
+    unread = deciding.unread_facts(sc, outcome)
+    counted = [u for u in units if not set(u) <= unread]
+    assert len(counted) < len(units)
+    assert said.startswith(f"{len(counted)} switch(es) and fact(s)")
 
 
 @pytest.mark.parametrize("switch,file,profile", [
