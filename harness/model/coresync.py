@@ -9,9 +9,10 @@ provider-facts.yaml, the one place profiles read derived facts from. The full pr
 (harness.model.upstream.releasesync) evaluates the same probes the same way; this is the fast path that needs no
 provider checkout and no module proxy; it also sets the `switch: <name>` verdict of each PR a switch names in
 harness/data/core-changes.yaml. `--check` compares each switch's derived values with its `since`,
-core-changes.yaml with core's history (harness.model.corechanges), and the switch names harness/ reads with
-the file's; `--changes` rewrites core-changes.yaml's list from the history, keeping its verdicts;
-`--new-pair SWITCH` writes a switch's scenario pair to edit.
+core-changes.yaml with core's history (harness.model.corechanges), the switch names harness/ reads with
+the file's, each entry's keys, and that no pair is still as `--new-pair` wrote it; `--changes` rewrites
+core-changes.yaml's list from the history, keeping its verdicts; `--new-pair SWITCH` writes a switch's
+scenario pair to edit.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from typing import Any, Callable
 import yaml
 
 from harness.model import corechanges
-from harness.model.upstream.corespec import CORE_FILE, core_probes, core_spec
+from harness.model.upstream.corespec import CORE_FILE, core_probes, core_spec, entry_problems
 from harness.model.data import DATA_DIR, load_yaml
 from harness.model.upstream.gosource import SyncError
 from harness.model.upstream.releasesync import evaluate_probe, git, git_dir_of, is_ancestor
@@ -165,14 +166,21 @@ def source_problems(data_dir: Path = DATA_DIR, root: Path = DATA_DIR.parent) -> 
 
 
 PAIR_DIR = Path("scenarios") / "releases" / "core"
+# the first line of the comment --new-pair writes: `--check` fails while a pair holds it
+PAIR_MARK = "# Written by `python -m harness.model.coresync --new-pair"
 
 _PAIR = """\
 # yaml-language-server: $schema=../../../harness/data/scenario.schema.json
 # Karpenter core's behaviour at the core version each provider release pins (harness/data/core-behaviour.yaml,
 # docs/core-releases.md): the same input before and after a core change, each outcome read from core's source.
-# Written by `python -m harness.model.coresync --new-pair {name}`: it runs as it stands (a pod
-# scheduled at both releases); make the input reach the situation the switch decides, and put each side's
-# outcome under expectByProfile, read from core's source at both tags ({before}: {before_core}, {after}: {after_core}).
+# Written by `python -m harness.model.coresync --new-pair {name}`:
+# `coresync --check` fails while this comment is here. It runs as it stands (a pod scheduled at both releases):
+# make the input reach the situation the switch decides (the fields: docs/reference/scenario-format.md;
+# given.existingNodes seeds nodes, a Node without `nodePool` is one Karpenter does not manage; `steps` change the
+# cluster later; the pairs beside this one show events, disruption and steps), put each side's outcome under
+# expectByProfile, read from core's source at both tags ({before}: {before_core}, {after}: {after_core}), say in
+# the description what the input does and what each side shows, and delete this comment.
+# Run it: python -m harness run <this file>
 apiVersion: harness.karpenter.azure.com/v1alpha1
 kind: Scenario
 metadata:
@@ -207,6 +215,19 @@ expectByProfile:
   {after}:               # {name}: {after_value}
     nodeClaims: {{launched: 1}}
 """
+
+
+def pair_problems(root: Path = DATA_DIR.parent.parent) -> list[str]:
+    """The pairs of scenarios/releases/core/ still as `--new-pair` wrote them (its comment kept), as
+    `path:line`: a pair that runs as written shows nothing of its switch."""
+    out = []
+    for path in sorted((root / PAIR_DIR).glob("*.scenario.yaml")):
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            if line.startswith(PAIR_MARK):
+                out.append(f"{(PAIR_DIR / path.name).as_posix()}:{i}: still as `--new-pair` wrote it: make its "
+                           "input reach the switch, give each side's outcome under expectByProfile and the "
+                           "description, then delete the comment")
+    return out
 
 
 def pair_sides(name: str, data_dir: Path = DATA_DIR) -> tuple[tuple[str, str, Any], tuple[str, str, Any]]:
@@ -255,7 +276,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"a git directory or checkout of kubernetes-sigs/karpenter (default: ${ENV_CORE_GIT})")
     ap.add_argument("--check", action="store_true",
                     help="only compare the derived values with each switch's `since`, core-changes.yaml with the "
-                         "history, and the switch names harness/ reads with core-behaviour.yaml's; say what it checked")
+                         "history, and the switch names harness/ reads with core-behaviour.yaml's; check each "
+                         "entry's keys and that no pair is still as --new-pair wrote it; say what it checked")
     ap.add_argument("--changes", action="store_true",
                     help="rewrite core-changes.yaml's list from core's history (verdicts kept; a new PR's by rule, "
                          "else `unjudged`)")
@@ -288,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     except SyncError as e:
         print(f"coresync: {e}", file=sys.stderr)
         return 1
-    problems = check(git_dir, values, cores)
+    problems = entry_problems() + check(git_dir, values, cores)
     reads, touches = source_reads()
     problems += source_problems()
     if args.check:
@@ -300,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"coresync: {e}", file=sys.stderr)
             return 1
         problems += [f"{corechanges.CHANGES_FILE}: {p}" for p in change_problems]
+        pairs = sorted((DATA_DIR.parent.parent / PAIR_DIR).glob("*.scenario.yaml"))
+        problems += pair_problems()
     for p in problems:
         print(f"coresync: {p}", file=sys.stderr)
     stale = []
@@ -320,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coresync --check: {switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core "
               f"revision(s), {len(changes.changes)} PR(s) of git log {changes.since}..{changes.until} in "
               f"{len(changes.paths)} modeled path(s) ({tally}), {len(reads)} switch name(s) read and "
-              f"{len(touches)} scope(s) touched in harness/: {len(problems)} problem(s), {len(stale)} file(s) stale")
+              f"{len(touches)} scope(s) touched in harness/, {len(pairs)} pair(s) of {PAIR_DIR.as_posix()}: "
+              f"{len(problems)} problem(s), {len(stale)} file(s) stale")
         return 1 if problems or stale else 0
     verdicts = corechanges.with_switch_verdicts()
     print(f"{switches} switch(es) at {len(values)} release(s) over {len(by_rev)} core revision(s); "

@@ -1,10 +1,11 @@
 """harness/model/coresync.py: the source checks `--check` runs without a core clone (every switch name read in
-harness/ is one of core-behaviour.yaml's) and the scenario-pair template of `--new-pair`."""
+harness/ is one of core-behaviour.yaml's) and the scenario-pair template of `--new-pair`, which `--check` refuses
+until it is edited."""
 from __future__ import annotations
 
 import pytest
 
-from harness.model.coresync import new_pair, pair_sides, source_problems, source_reads
+from harness.model.coresync import new_pair, pair_problems, pair_sides, source_problems, source_reads
 from harness.model.upstream.gosource import SyncError
 from harness.scenario.load import load_scenarios
 
@@ -46,7 +47,16 @@ def test_new_pair_writes_a_scenario_that_loads(tmp_path):
     assert all(len(line) <= 112 for line in text.split("description: >-\n")[1].split("\ngiven:")[0].splitlines())
     (sc,) = load_scenarios(path)
     assert sc.name == "core-launch-timeout" and list(sc.profiles) == ["v1.6.8", "v1.7.2"]
+    # as written it shows nothing of the switch: --check says so at the comment's line until it is deleted
+    assert pair_problems(tmp_path) == [
+        "scenarios/releases/core/launch-timeout.scenario.yaml:4: still as `--new-pair` wrote it: make its input "
+        "reach the switch, give each side's outcome under expectByProfile and the description, then delete the "
+        "comment"]
     with pytest.raises(SyncError, match="exists already"):
         new_pair("launchTimeout", tmp_path)
     with pytest.raises(SyncError, match="not a switch of core-behaviour.yaml"):
         new_pair("launchTimeOut", tmp_path)
+
+
+def test_no_pair_is_left_as_new_pair_wrote_it():
+    assert pair_problems() == []

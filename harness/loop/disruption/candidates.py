@@ -270,17 +270,17 @@ class Cluster:
 
     # -- candidates -----------------------------------------------------------------------------------
     def validate_node(self, sn: StateNode) -> None:
-        """StateNode.ValidateNodeDisruptable (the words per core release: reasonwords)."""
+        """StateNode.ValidateNodeDisruptable (the words per core release: reasonwords, and beside the branch below)."""
         core = self.s.core
-        if (sn.claim is None or sn.node is None) and core["unmanagedNodeBlockedEvent"]:
-            # core-behaviour.yaml unmanagedNodeBlockedEvent: core v1.0.x refuses a Node without a NodeClaim and a
-            # NodeClaim without a Node with one reason, and its DisruptionBlocked event goes on the half there is
-            # (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/state/statenode.go ValidateNodeDisruptable); from
-            # v1.1.0 (#1644) a Node Karpenter does not manage gets no event
-            raise CandidateError("state node doesn't contain both a node and a nodeclaim")
-        if sn.claim is None:
-            raise CandidateError("node isn't managed by karpenter", event=False)
-        if sn.node is None:
+        if sn.claim is None or sn.node is None:
+            # core-behaviour.yaml unmanagedNodeBlockedEvent: sigs.k8s.io/karpenter v1.0.6
+            # pkg/controllers/state/statenode.go ValidateNodeDisruptable gives both halves one reason, and
+            # disruption/types.go NewCandidate publishes it on whichever object there is; from v1.1.0 (#1644,
+            # #1766; v1.14.0 the same functions) the reasons differ and a Node without a NodeClaim gets no event
+            if core["unmanagedNodeBlockedEvent"] == "everyNode":
+                raise CandidateError("state node doesn't contain both a node and a nodeclaim")
+            if sn.claim is None:
+                raise CandidateError("node isn't managed by karpenter", event=False)
             raise CandidateError("nodeclaim does not have an associated node")
         if not sn.initialized:
             raise CandidateError(reasonwords.node_reason(core, "initialized"))
@@ -379,7 +379,7 @@ class Cluster:
         try:
             self.validate_node(sn)
         except CandidateError as e:
-            if e.event:         # a Node without a NodeClaim only before core v1.1.0 (unmanagedNodeBlockedEvent)
+            if e.event:
                 self.blocked(sn, e.message)
             if e.protection is not None:
                 self.protect(sn, e.protection, sentence(e.message), method)

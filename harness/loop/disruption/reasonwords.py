@@ -1,16 +1,14 @@
 """The words of the reasons a node is no disruption candidate, per core release.
 
-Each rewording is a switch in harness/data/core-behaviour.yaml, read here and nowhere else:
+The rewordings several places of the disruption controller share, each a switch in
+harness/data/core-behaviour.yaml read here (a switch whose words one branch alone gives keeps them beside
+that branch, as unmanagedNodeBlockedEvent in candidates.py validate_node):
 - disruptionBlockedMessage (#1906, v1.2.0): the node's own reasons lost "state node"
   (sigs.k8s.io/karpenter v1.0.6 pkg/controllers/state/statenode.go ValidateNodeDisruptable against v1.2.0),
   and scheduling errors in events got pretty.Sentence;
 - blockedReasonFormat (#2136, v1.5.0): reasons naming an object moved it from inside the sentence
   (`pod "ns/name" has ...`) to a trailing key=value pair (serrors.Wrap: `pod has ... (Pod=ns/name)`);
 - whenEmptyUnconsolidatableMessage (#2962, v1.14.0): the WhenEmpty Unconsolidatable text.
-- unmanagedNodeBlockedEvent (#1644, v1.1.0): before it, a Node without a NodeClaim and a NodeClaim without a
-  Node are refused with "state node doesn't contain both a node and a nodeclaim", evented on either
-  (loop/disruption/candidates.py validate_node); from it, a Node Karpenter does not manage gets no event and a
-  NodeClaim without a Node "nodeclaim does not have an associated node" (#1766, the same release).
 """
 from __future__ import annotations
 

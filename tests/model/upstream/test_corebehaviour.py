@@ -21,18 +21,6 @@ def version(text: str) -> tuple[int, int, int]:
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
-@pytest.mark.parametrize("s", SWITCHES, ids=[s["name"] for s in SWITCHES])
-def test_each_switch_is_complete(s):
-    for key in ("name", "fact", "about", "scope", "since", "pr", "commit", "before", "after", "files"):
-        assert s.get(key), f"{s.get('name')}: {key}"
-    assert s["fact"] == f"core.behaviour.{s['name']}"
-    assert s.get("module") == "core"
-    assert set(s["scope"]) <= set(SCOPES), s["scope"]
-    assert "implemented" in s
-    if not s["implemented"]:
-        assert s.get("modeledAs"), s["name"]
-
-
 def test_every_release_holds_every_switch():
     for name in release_cores():
         values = (load_profile(name).raw["core"]).get("behaviour") or {}
@@ -135,17 +123,6 @@ def test_a_label_policy_says_its_core_behaviour_is_the_newest():
     assert notices[-1] == ("before-0006 is a label policy naming core v1.6.2, but its core behaviour is v1.14.0's: "
                            "consolidateAfterDestinations differs at core v1.6.2 (changed in v1.14.0, "
                            "kubernetes-sigs/karpenter#3006); run profile v1.6.2 for that core's behaviour")
-
-
-def test_every_switch_has_the_words_its_generated_table_needs():
-    """docs/reference/core-switches.md is generated from each switch's `decides`, `pair`, `since` and PRs
-    (scripts/gen-docs.py; tests/test_docs.py holds the page current): none may be missing."""
-    import yaml
-    from pathlib import Path
-    root = Path(__file__).resolve().parents[3]
-    for sw in yaml.safe_load((root / "harness/data/core-behaviour.yaml").read_text())["switches"]:
-        assert sw.get("decides") and sw.get("since") and sw.get("pr"), sw["name"]
-        assert sw.get("pair") if sw.get("implemented") else sw.get("modeledAs"), sw["name"]
 
 
 def test_a_misspelt_switch_is_a_key_error_naming_the_file():
