@@ -1275,7 +1275,7 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
 
     from harness.loop.clock import parse_rfc3339
     from harness.scenario.catalogs import available_catalogs, named_in_manifests, zones_where_catalog_has_none
-    from harness.dump.logscenario import LOG_LABEL, build
+    from harness.dump.logscenario import LOG_LABEL, assumed_lines, build
     from harness.scenario.load import API_VERSION
     try:
         at = parse_rfc3339(opts.at) if opts.at else None
@@ -1313,6 +1313,8 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
         given["zones"] = zones
     if ls.given.get("loop"):
         given["loop"] = ls.given["loop"]
+    if ls.given.get("restrict"):
+        given["restrict"] = ls.given["restrict"]
     if ls.existing:
         given["existingNodes"] = ls.existing
     for name in missing_nodeclasses(Dump(manifests=manifests)):
@@ -1323,6 +1325,8 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
                      f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
     expect = {k: v for k, v in expectations(Dump(manifests=manifests, events=dump.events)).items() if k == "nodePools"}
     notes += ls.notes
+    if (lines := assumed_lines([n for n in notes if isinstance(n, str)])):
+        given["assumed"] = lines
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL, LOG_LABEL]},
            "description": f"Reproduction of: <link the issue>, from the customer's Karpenter log {story.path}. Its last "
