@@ -1171,8 +1171,15 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         if moment:
             expect = dumpmoment.start_expect(expect, manifests)
     notes += log_notes
+    stateless = not set(expect) - {"nodePools"} and not given.get("existingNodes") and not steps
+    if stateless:      # manifests only: nothing the customer saw to reproduce, so no `dump` label (its verdicts)
+        said = ("the input held no state of the customer's cluster (no Node, NodeClaim, running pod or Event): the "
+                "expectations say only that the NodePools are accepted, so a pass says nothing of what the customer "
+                "saw; write it as expect (e.g. expect.pods.<name>: {pending: true})")
+        notes.append(f"WARNING: {said}")
+        given["assumed"] = [said]
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
+           "metadata": {"name": opts.name, "labels": ["bug"] if stateless else ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
                           "showed: a pass means the run reproduced it, a failure names what changed (`harness run` "
                           f"says 'moved on from the dump'; drop the `{DUMP_LABEL}` label once the expectations are "
