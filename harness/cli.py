@@ -222,7 +222,7 @@ def cmd_run(args) -> int:
     from harness.runner.engines.base import errored, verdict
     from harness.judge.explore import run_scenario
     from harness.heap import exit_follows
-    from harness.report.console import (SHOWN, assumed, failure_text, happened, happened_lines, node_count,
+    from harness.report.console import (SHOWN, assumed_tag, failure_text, happened, happened_lines, node_count,
                                        not_created, outcome_json, over_time_lines, pending_pods, restart_lines,
                                        restarts_note, said_verdict, shown_verdict, unsettled)
     from harness.report.runpage import clear, write_run, write_site
@@ -317,7 +317,7 @@ def cmd_run(args) -> int:
                 progress.advance(task)
             if live:
                 print(f"{shown_verdict(o):8} {o.seconds:6.1f}s  {sc.name} [{p}]" + (f"  ({o.skipped})" if o.skipped else "")
-                      + (", stand-ins assumed" if assumed(o) else "") + restarts_note(o),
+                      + assumed_tag(o) + restarts_note(o),
                       file=sys.stderr if args.json else sys.stdout, flush=True)
     except KeyboardInterrupt:
         if live:
@@ -371,13 +371,13 @@ def cmd_run(args) -> int:
                       "not reproduced": "yellow"}.get(shown_verdict(o), "red")
             table.add_row(Text(o.scenario.name), Text(o.profile), Text(_release_span(o.result)),
                           Text(shown_verdict(o) + (", not steady" if unsettled(o) else "")
-                               + (", stand-ins assumed" if assumed(o) else "") + restarts_note(o), style=colour),
+                               + assumed_tag(o) + restarts_note(o), style=colour),
                           node_count(o.final).replace(" node(s)", "") + (" (runaway)" if o.final.runaway else ""),
                           str(pending) + (f" ({', '.join(refused)}: FailedCreate)"
                                            if (refused := not_created(o.final)) else ""),
                           f"{o.seconds * 1000:.0f}")
         con.print(table)
-        _print_across_releases(con, outcomes, lambda o: shown_verdict(o) + (", stand-ins assumed" if assumed(o) else ""))
+        _print_across_releases(con, outcomes, lambda o: shown_verdict(o) + assumed_tag(o))
     for o in outcomes:       # a run that never settled passed or failed on a state the loop stopped in
         why = unsettled(o)
         if why:

@@ -38,6 +38,12 @@ WORKLOAD_LABEL = "harness.karpenter.azure.com/workload"
 _REPLICASET_POD = re.compile(r"^(.+)-[a-z0-9]{6,10}-[a-z0-9]{5}$")
 _ORDINAL_POD = re.compile(r"^(.+)-\d+$")
 PER_POD = ("pods",)          # NodeClaim requests that are no pod's share
+# consolidation pricing a candidate whose size has no offering for its zone and capacity type (core before
+# v1.9.0, sigs.k8s.io/karpenter v1.0.6 pkg/controllers/disruption/consolidation.go getCandidatePrices: "unable to
+# determine offering for %s/%s/%s" of size, capacity type, zone; v1.5.0 to v1.8.x serrors.Wrap of "unable to
+# determine offering" with instance-type, capacity-type and zone; switch unpricedCandidate)
+_NO_OFFERING = (re.compile(r"unable to determine offering for ([^/\s]+)/([^/\s]+)/([^\s,)]+)"),
+                re.compile(r"unable to determine offering \(([^)]*)\)"))
 
 
 @dataclass
@@ -87,6 +93,7 @@ def build(story: Story, manifests: list[dict], at: float | None, profiles: list[
     _pods(story, seeded, manifests, out)
     _expect(story, seeded, out)
     _steps(story, start, seeded, pools, out)
+    _gone_offerings(story, seeded, out)
     _errors(story, out)
     _boot(story, out)
     groups = {aksnames.provider_id_group(e.record.get("provider-id", "")) for e in story.entries} - {None, ""}
@@ -484,9 +491,62 @@ def _errors(story: Story, out: LogScenario) -> None:
             line += " -> not reproduced: give the Azure error as given.faults (docs/scenario-format.md) to play it"
         elif id_ == "schedule-failed":
             line += " -> not reproduced: the pod's spec is not in the log"
+        elif (gone := no_offering(text)) is not None:
+            line += (f" -> given.restrict {gone[0]} in zone {gone[2]} (assumed above)")
         else:
             line += " -> not reproduced"
         out.notes.append(line)
+
+
+def no_offering(text: str) -> tuple[str, str, str] | None:
+    """(size, capacity type, zone) of consolidation's "unable to determine offering" error, in either wording."""
+    if (m := _NO_OFFERING[0].search(text)):
+        return m.group(1), m.group(2), m.group(3)
+    if (m := _NO_OFFERING[1].search(text)):
+        kv = dict(p.strip().split("=", 1) for p in m.group(1).split(",") if "=" in p)
+        if kv.get("instance-type") and kv.get("zone"):
+            return kv["instance-type"], kv.get("capacity-type", ""), kv["zone"]
+    return None
+
+
+def _gone_offerings(story: Story, seeded: list[Claim], out: LogScenario) -> None:
+    """A size the log's consolidation found no offering for in a seeded node's zone: Azure no longer offers it
+    there (a zone restriction, given.restrict), which the run's catalog must say, else it prices the node and
+    consolidates what the customer's controller could not."""
+    gone: dict[tuple[str, str], tuple[str, kl.Entry]] = {}
+    for e in story.errors:
+        found = no_offering(e.facts.get("error", "") or e.message)
+        if found and found[2].rsplit("-", 1)[-1].isdigit():
+            gone.setdefault((found[0], found[2]), (found[1], e))
+    if gone:
+        placed = [p for p in story.pods.values() if p.claim in {c.name for c in seeded}]
+        out.notes.append(
+            f"assumed the {len(placed):,} pod(s) the log's provisioning rounds placed on the seeded nodes still run "
+            "there: core prices consolidation candidates only once its simulation fits their pods on one new node, "
+            "so the nodes held fewer or smaller pods when the errors began; the log does not say which left (give "
+            "the pods that ran then: kubectl get pods -A -o yaml)")
+    for (size, zone), (capacity, e) in gone.items():
+        nodes = [c.name for c in seeded if c.instance_type == size and c.zone == zone]
+        out.given.setdefault("restrict", []).append({"size": size, "zones": [zone]})
+        out.notes.append(
+            f"assumed {size} is no longer offered in zone {zone} (given.restrict): core found no {capacity or 'such'} "
+            f"offering of it there when it priced a consolidation candidate ({story.at(e.line)})"
+            + (f", NodeClaim(s) {', '.join(nodes)}" if nodes else "") + ": Azure took the size away from the zone "
+            "after the node launched (a zone restriction: `az vm list-skus --size " + size + " --location "
+            + zone.rsplit("-", 1)[0] + "` shows it), or the offering left the provider's list; from the start, "
+            "as the log's first line of it is the run's first pass")
+
+
+def assumed_lines(notes: list[str]) -> list[str]:
+    """The `assumed ...` notes as the scenario's given.assumed, which every run says: one line per assumption,
+    the pods placed from the log counted in one."""
+    pods = [n for n in notes if n.startswith("assumed Pod ")]
+    out = [n[len("assumed "):] for n in notes if n.startswith("assumed ") and not n.startswith("assumed Pod ")]
+    if pods:
+        names = [n[len("assumed Pod "):].split(" ", 1)[0] for n in pods]
+        out.append(f"{len(pods):,} pod(s) ({', '.join(names[:3])}{f' and {len(names) - 3:,} more' if len(names) > 3 else ''})"
+                   " placed where the log's lines put them, bare pods, their requests their NodeClaims' shared")
+    return out
 
 
 def log_notes(story: Story, profiles: list[str]) -> list[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from harness.loop.clock import parse_rfc3339
 from harness.model.values.durations import go_duration_text
 from harness.model.kube.podtermination import timestamp
+from harness.dump.times import deleted_at
 from harness.scenario.yamlsource import SourceError
 
 # the description that marks the step at the dump's time: its `expect` is the dump's state, so a mismatch
@@ -221,6 +222,7 @@ def _user_delete(nc: dict, start: float, m: Moment, play: bool = True) -> bool:
 def _undo_deletion(obj: dict, start: float, m: Moment) -> dict:
     meta = obj.get("metadata") or {}
     t = _t(meta.get("deletionTimestamp"))
+    t = deleted_at(meta, t) if t is not None else None     # the delete's instant, not its grace period's end
     if _after(t, start):
         obj = copy.deepcopy(obj)
         obj["metadata"].pop("deletionTimestamp", None)

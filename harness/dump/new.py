@@ -28,6 +28,8 @@ from pathlib import Path
 
 from harness.dump import aksnames, moment as dumpmoment, jsonsource, provisionmode, rymlsource
 from harness.heap import no_collections
+from harness.loop.clock import parse_rfc3339
+from harness.model.kube import podtermination
 from harness.dump.times import Newest, NodePodEvents, TimeSource
 from harness.scenario.notices import ObjectNote, plural_kind
 from harness.scenario.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
@@ -479,6 +481,7 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
             started = (pod.get("status") or {}).get("startTime")
             if started:                 # a duration-valued do-not-disrupt annotation counts from it
                 kept["status"] = {"startTime": str(started)}
+            _still_terminating(pod, kept, dump)
             out.append(kept)
             moved.add(pod["metadata"]["name"])
         return out
@@ -539,6 +542,35 @@ def existing_nodes(dump: Dump) -> tuple[list[dict], set[str]]:
             entry["pods"] = pods
         entries.append(entry)
     return entries + inflight, moved
+
+
+def _still_terminating(pod: dict, kept: dict, dump: Dump) -> None:
+    """A pod the dump shows deleted and still on its node: kept terminating (its deletion fields). Where the
+    model's stop (podtermination.stops_at: the delete's instant plus its preStop sleep) is before the dump's
+    time, the dump shows the containers stopping slower than the model can say (a preStop exec or httpGet hook,
+    a SIGTERM handler): they are assumed to stop when the grace period ends (the kubelet's kill), named in the
+    pod's STOPS_AT annotation and in a note. Without it the pod would be seeded running, and what Karpenter does
+    about a pod terminating past its node's deadline (core.behaviour.forcedEvictionAfterNodeDeadline) lost."""
+    meta = pod.get("metadata") or {}
+    stamp, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
+    if not stamp or not grace or not dump.newest:
+        return
+    try:
+        deadline, seen = parse_rfc3339(str(stamp)), parse_rfc3339(str(dump.newest))
+    except ValueError:
+        return
+    kept["metadata"]["deletionTimestamp"], kept["metadata"]["deletionGracePeriodSeconds"] = str(stamp), int(grace)
+    stop = podtermination.stops_at(kept)
+    if stop is None or stop >= seen or deadline <= seen:
+        return
+    kept["metadata"].setdefault("annotations", {})[podtermination.STOPS_AT] = str(stamp)
+    since = podtermination.timestamp(deadline - int(grace))
+    dump.notes.append(
+        f"Pod {meta.get('name')}: deleted at {since} with a {int(grace):,} s grace period and still on its node at "
+        f"the dump's time {dump.newest}, which its preStop sleep ({podtermination.prestop_sleep(pod.get('spec') or {})} s) "
+        f"does not explain (a preStop exec or httpGet hook or a slow SIGTERM handler, which the harness cannot time): "
+        f"I assumed its containers stop when its grace period ends, at its deletionTimestamp {stamp} (annotation "
+        f"{podtermination.STOPS_AT}; set it to when they stopped if you know)")
 
 
 # a Drifted condition's reason a hash annotation reproduces -> existingNodes' `drifted` (the provider's
@@ -1157,8 +1189,15 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         if moment:
             expect = dumpmoment.start_expect(expect, manifests)
     notes += log_notes
+    stateless = not set(expect) - {"nodePools"} and not given.get("existingNodes") and not steps
+    if stateless:      # manifests only: nothing the customer saw to reproduce, so no `dump` label (its verdicts)
+        said = ("the input held no state of the customer's cluster (no Node, NodeClaim, running pod or Event): the "
+                "expectations say only that the NodePools are accepted, so a pass says nothing of what the customer "
+                "saw; write it as expect (e.g. expect.pods.<name>: {pending: true})")
+        notes.append(f"WARNING: {said}")
+        given["assumed"] = [said]
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
-           "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL]},
+           "metadata": {"name": opts.name, "labels": ["bug"] if stateless else ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "
                           "showed: a pass means the run reproduced it, a failure names what changed (`harness run` "
                           f"says 'moved on from the dump'; drop the `{DUMP_LABEL}` label once the expectations are "
@@ -1261,7 +1300,7 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
 
     from harness.loop.clock import parse_rfc3339
     from harness.scenario.catalogs import available_catalogs, named_in_manifests, zones_where_catalog_has_none
-    from harness.dump.logscenario import LOG_LABEL, build
+    from harness.dump.logscenario import LOG_LABEL, assumed_lines, build
     from harness.scenario.load import API_VERSION
     try:
         at = parse_rfc3339(opts.at) if opts.at else None
@@ -1299,6 +1338,8 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
         given["zones"] = zones
     if ls.given.get("loop"):
         given["loop"] = ls.given["loop"]
+    if ls.given.get("restrict"):
+        given["restrict"] = ls.given["restrict"]
     if ls.existing:
         given["existingNodes"] = ls.existing
     for name in missing_nodeclasses(Dump(manifests=manifests)):
@@ -1309,6 +1350,8 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
                      f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
     expect = {k: v for k, v in expectations(Dump(manifests=manifests, events=dump.events)).items() if k == "nodePools"}
     notes += ls.notes
+    if (lines := assumed_lines([n for n in notes if isinstance(n, str)])):
+        given["assumed"] = lines
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug", DUMP_LABEL, LOG_LABEL]},
            "description": f"Reproduction of: <link the issue>, from the customer's Karpenter log {story.path}. Its last "

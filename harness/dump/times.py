@@ -91,6 +91,8 @@ class Newest:
                     if type(v) is str:
                         if k in keys:
                             at = at_of(v)
+                            if at is not None and k == "deletionTimestamp":
+                                at = deleted_at(node, at)
                             if at is not None and (best is None or at > best):
                                 best, winner = at, entry
                     elif (type(v) is dict or type(v) is list) and k != "managedFields":
@@ -102,6 +104,17 @@ class Newest:
 
     def source(self) -> TimeSource | None:
         return _named_source(self.winner, self.fields, self.at_of) if self.winner else None
+
+
+def deleted_at(meta: dict, deadline: float) -> float:
+    """When a delete was asked for: an object's metadata.deletionTimestamp is the end of its grace period (the
+    delete's instant plus deletionGracePeriodSeconds, k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/strategy.go
+    CheckGracefulDelete), a time still to come when the dump was taken; the instant is what the dump saw."""
+    grace = meta.get("deletionGracePeriodSeconds")
+    try:
+        return deadline - int(grace) if grace else deadline
+    except (TypeError, ValueError):
+        return deadline
 
 
 def _named_source(entry: tuple[dict, str, int], fields: tuple[str, ...], at_of) -> TimeSource | None:
@@ -120,9 +133,13 @@ def _named_source(entry: tuple[dict, str, int], fields: tuple[str, ...], at_of) 
             else:
                 here = f"{path}[{v['type'] if isinstance(v, dict) and isinstance(v.get('type'), str) else k}]"
             if isinstance(k, str) and k in fields and isinstance(v, str):
-                at = at_of(v)
+                at, text = at_of(v), v
+                if at is not None and k == "deletionTimestamp" and isinstance(node, dict) and deleted_at(node, at) != at:
+                    at = deleted_at(node, at)
+                    text = rfc3339(at)
+                    here = f"{here} less {path + '.' if path else ''}deletionGracePeriodSeconds (the delete)"
                 if at is not None and (best is None or at > best[0]):
-                    best = (at, TimeSource(v, str(obj.get("kind")), str(meta.get("name")), here, file, line))
+                    best = (at, TimeSource(text, str(obj.get("kind")), str(meta.get("name")), here, file, line))
             elif isinstance(v, (dict, list)):
                 stack.append((v, here))
     return best[1] if best else None
@@ -182,7 +199,7 @@ def pod_events(pod: dict, times: dict[str, float | None] | None = None) -> list[
         out.append((str(status["startTime"]), "status.startTime"))
     if meta.get("deletionTimestamp"):
         try:
-            at = parse(str(meta["deletionTimestamp"])) - int(meta.get("deletionGracePeriodSeconds") or 0)
+            at = deleted_at(meta, parse(str(meta["deletionTimestamp"])))
             out.append((rfc3339(at), "deletion"))      # as the API server writes a metav1.Time
         except ValueError:
             pass

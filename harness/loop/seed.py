@@ -17,6 +17,7 @@ from harness.loop.lifecycle.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSIO
 from harness.loop.provisioning.nodeclaimobject import SeedError, refused_because, seeded_nodeclaim, template_for
 from harness.loop.result import NodeResult
 from harness.model.azure.params import NodeClassParams
+from harness.model.kube import podtermination
 from harness.loop.scheduling.topology import selector_matches
 from harness.model.values.resources import format_resource_list, parse_resource_list
 from harness.model.labels.wellknown import CAPACITY_TYPE, INSTANCE_TYPE, ZONE
@@ -507,8 +508,12 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
             kind, owner_name = "Job", owner.get("name", "")
         if _release_unmatched(s, pod):
             kind, owner_name = "", ""
+        stopping = _still_stopping(pod, s.clock.now(), f"{where}.pods[{j}]")
+        if stopping and owner.get("kind") == "StatefulSet":    # its set's already: no controller adopts a pod
+            kind, owner_name = "StatefulSet", owner.get("name", "")    # being deleted (ClaimObject)
         _live_owner_references(s.cluster, pod)
         terminating = bool(pod["metadata"].pop("deletionTimestamp", None))
+        pod["metadata"].pop("deletionGracePeriodSeconds", None)
         try:
             s.create_pod(pod, kind, owner_name, node=node_name)
         except APIRejected as e:
@@ -516,8 +521,41 @@ def _pods(sim, node_name: str, entry: dict, where: str) -> None:
         nr = s.nodes.get(node_name)
         if nr is not None:
             nr.pods.append(s.pod_key(pod))
-        if terminating:
+        if stopping:
+            _stopping(s, s.pod_key(pod), stopping)
+        elif terminating:
             _terminate(s, s.pod_key(pod))
+
+
+def _still_stopping(pod: dict, now: float, where: str) -> dict | None:
+    """The deletion fields of a dump's pod whose containers are still stopping at the start (its
+    deletionTimestamp, a grace period, and podtermination.stops_at after `now`), else None."""
+    meta = pod.get("metadata") or {}
+    given = (meta.get("annotations") or {}).get(podtermination.STOPS_AT)
+    if given is not None:
+        try:
+            parse_rfc3339(str(given))
+        except ValueError:
+            raise SeedError(f"{where}.metadata.annotations[{podtermination.STOPS_AT!r}]",
+                            f"{given!r} is not an RFC 3339 time (when the pod's containers stop)") from None
+    if not meta.get("deletionTimestamp") or not meta.get("deletionGracePeriodSeconds"):
+        return None
+    stop = podtermination.stops_at(pod)
+    if stop is None or stop <= now:
+        return None
+    return {"deletionTimestamp": meta["deletionTimestamp"],
+            "deletionGracePeriodSeconds": meta["deletionGracePeriodSeconds"]}
+
+
+def _stopping(s, key: str, fields: dict) -> None:
+    """A dump's pod deleted before the start whose containers have not stopped: terminating with the dump's
+    deletion fields until podtermination.stops_at, as a graceful delete leaves it (LoopState.terminate_pod)."""
+    pv = s.pod_views[key]
+    pv.obj["metadata"].update(fields)
+    s.changed_in_place(key)
+    s.terminating.setdefault(key, "deleted")
+    s.result.pods[key].at.setdefault("terminating", s.clock.now())
+    s.trace(f"pod {key} terminating until {fields['deletionTimestamp']} (seeded)")
 
 
 def _terminate(s, key: str) -> None:

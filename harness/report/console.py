@@ -234,10 +234,24 @@ NOT_REPRODUCED = "did not reproduce"
 
 def assumed(o: Outcome) -> str | None:
     """What the run's scenario assumed of what its input lacked (the stand-in pods `harness new` made for pods
-    a dump did not hold: harness/scenario/standins.py), or None: said beside every verdict."""
+    a dump did not hold: harness/scenario/standins.py; the lines it wrote as given.assumed), or None: said beside
+    every verdict."""
     from harness.scenario import standins
     names = standins.in_scenario(o.scenario.given, o.scenario.manifests)
-    return standins.said(names) if names else None
+    said = [standins.said(names)] if names else []
+    lines = (o.scenario.given or {}).get("assumed") or []
+    if lines:
+        said.append(f"harness new assumed {len(lines)} thing(s) the input did not hold: " + "; ".join(lines))
+    return "; ".join(said) or None
+
+
+def assumed_tag(o: Outcome) -> str:
+    """The result column's tail: `, stand-ins assumed` for a scenario holding stand-in pods, `, assumed` for one
+    with given.assumed, else ""."""
+    from harness.scenario import standins
+    if standins.in_scenario(o.scenario.given, o.scenario.manifests):
+        return ", stand-ins assumed"
+    return ", assumed" if (o.scenario.given or {}).get("assumed") else ""
 
 
 def restarts_note(o: Outcome) -> str:

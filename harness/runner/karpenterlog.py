@@ -1002,6 +1002,20 @@ def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, floa
     return None, None, "from each side's first line"
 
 
+def _not_compared(theirs: list) -> str:
+    """`; not compared: ...`: the log's lines the run does not write (karpenter-log.yaml `modeled: false`, its
+    error lines among them), counted by message, so a match is not read as the whole log's."""
+    counts: dict[str, int] = {}
+    for e in theirs:
+        if not e.modeled:
+            counts[e.message] = counts.get(e.message, 0) + 1
+    if not counts:
+        return ""
+    return (f"; not compared: {sum(counts.values()):,} line(s) the run does not write ("
+            + ", ".join(f"{m!r} x{n:,}" for m, n in sorted(counts.items(), key=lambda kv: -kv[1])[:4])
+            + (", ..." if len(counts) > 4 else "") + ")")
+
+
 def report(outcomes: list, karpenter_log: str | None, against: Against | None) -> list[str]:
     """`harness run --karpenter-log OUT --against-log LOG`: write each run's log, compare each with LOG (from
     a time on, names paired by name, times within a tolerance); the lines to print. A log worded by another
@@ -1032,8 +1046,11 @@ def report(outcomes: list, karpenter_log: str | None, against: Against | None) -
         how = f"{since}, times within {offset_text(against.tolerance)[1:]}"
         d = compare(ours, theirs, timing=timing)
         if d is None:
-            out.append(f"{o.scenario.name} [{o.profile}]: the run's {sum(e.modeled for e in ours)} decision "
-                       f"line(s) match {against.path} ({sum(e.modeled for e in theirs)} compared {how}; {whose})")
+            compared = sum(e.modeled for e in theirs)
+            said = (f"the run's {sum(e.modeled for e in ours)} decision line(s) match {against.path}" if compared else
+                    f"nothing compared: {against.path} holds no decision line the run writes")
+            out.append(f"{o.scenario.name} [{o.profile}]: {said} ({compared} compared {how}; {whose})"
+                       + _not_compared(theirs))
         else:
             out.append(f"{o.scenario.name} [{o.profile}] against {against.path} ({how}; {whose}):")
             out += ["  " + line for line in d.render()]

@@ -1,9 +1,11 @@
 """What a scenario's existing state leaves to assumption, said once per scenario wherever it runs (`harness run`,
 `harness validate`, the pytest plugin): nodes seeded not Ready (given.existingNodes[].ready), whose aftermath on a
-real cluster the simulation does not play, and stand-in pods `harness new` made for pods a dump lacks
+real cluster the simulation does not play, pods seeded terminating until a time `harness new` assumed
+(harness/model/kube/podtermination.py STOPS_AT), and stand-in pods `harness new` made for pods a dump lacks
 (harness/scenario/standins.py)."""
 from __future__ import annotations
 
+from harness.model.kube.podtermination import STOPS_AT
 from harness.scenario.notices import Notice
 
 # what follows a Node's Ready False or Unknown on a cluster that neither engine plays: the taint-eviction controller
@@ -33,6 +35,17 @@ def existing_notices(sc) -> list[Notice]:
                           + (f" and {len(names) - 3:,} more" if len(names) > 3 else "") + "): Karpenter counts a "
                           "managed one as disrupting in its NodePool's budget and no pod schedules to it; "
                           + NOT_SIMULATED, "unmodeled"))
+    stopping = [(i, j, p) for i, e in enumerate(entries) if isinstance(e, dict)
+                for j, p in enumerate(e.get("pods") or []) if isinstance(p, dict)
+                and STOPS_AT in (((p.get("metadata") or {}).get("annotations")) or {})]
+    for i, j, p in stopping:
+        meta = p["metadata"]
+        out.append(Notice(str(sc.file), sc.doc.line(("given", "existingNodes", i, "pods", j, "metadata", "annotations",
+                                                      STOPS_AT)),
+                          f"Pod {meta.get('name')} is terminating and its containers are assumed to stop at "
+                          f"{meta['annotations'][STOPS_AT]} ({STOPS_AT}), not at its delete plus its preStop sleep: "
+                          "the dump showed it still terminating later than that; its drain, and the node's, wait "
+                          "until then unless Karpenter deletes it again", "assumed"))
     names = standins.in_scenario(sc.given, sc.manifests)
     if names:
         first = next(m for m in sc.manifests if m.obj.get("kind") == "Deployment"

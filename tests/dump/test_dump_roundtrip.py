@@ -444,3 +444,34 @@ def test_a_statefulset_keeps_its_pods_claims_and_volumes(tmp_path, capsys):
     assert outcome.passed, [m.render() for m in outcome.mismatches]
     assert [e["message"] for e in outcome.result.events if e["kind"] == "StatefulSet"] == \
         ["Create Pod web-1 in StatefulSet web successful"]
+
+
+def test_a_pod_still_terminating_is_seeded_terminating_until_its_grace_period_ends(tmp_path, capsys):
+    """A pod the dump shows deleted three hours ago and still on its draining node (a 7-day grace period, a preStop
+    exec hook): the clock is the dump's newest heartbeat, not the pod's deletionTimestamp a week ahead; the pod
+    keeps its deletion and is assumed to stop when its grace period ends, which the notes and every run say."""
+    out = new(tmp_path, "terminating-past-deadline.yaml", "--provider-version", "1.5.5")
+    err = capsys.readouterr().err
+    assert "the clock starts at 2026-11-24T11:29:40Z" in err
+    assert ("Pod rabbitmq-server-0: deleted at 2026-11-24T08:12:41Z with a 604,800 s grace period and still on its "
+            "node at the dump's time 2026-11-24T11:29:40Z") in err
+    (sc,) = load_scenarios(out)
+    pod = next(p for e in sc.given["existingNodes"] for p in e.get("pods") or []
+               if p["metadata"]["name"] == "rabbitmq-server-0")
+    assert pod["metadata"]["deletionTimestamp"] == "2026-12-01T08:12:41Z"
+    assert pod["metadata"]["annotations"] == {"harness.karpenter.azure.com/stops-at": "2026-12-01T08:12:41Z"}
+    assert [n.message for n in sc.warnings if n.kind == "assumed" and "rabbitmq-server-0" in n.message]
+
+
+def test_a_pod_still_terminating_holds_the_drain_before_core_v1_6(tmp_path):
+    """Core v1.5.0 leaves a pod terminating past its node's terminationGracePeriod deadline and the drain waits for
+    it (the node stays deleting, as the customer saw); core v1.6.0 (#2316) deletes it again to end by the deadline,
+    and the node goes. The StatefulSet makes no second rabbitmq-server-0 while the first is terminating."""
+    out = new(tmp_path, "terminating-past-deadline.yaml", "--provider-version", "1.5.5")
+    (sc,) = load_scenarios(out)
+    old = run(sc, "v1.5.5")
+    assert old.passed, [m.render() for m in old.mismatches]
+    assert not [e for e in old.result.events if e.get("reason") == "FailedCreate"]
+    new_core = run(sc, "upstream")
+    assert not new_core.passed and [m.path for m in new_core.mismatches] == \
+        ["expect.nodes[0].deleted", "expect.nodes[0].deleting"]

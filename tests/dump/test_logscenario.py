@@ -127,3 +127,29 @@ def test_a_log_without_a_region_asks_for_one(tmp_path):
 def test_workload_of_a_pod_name(name, workload):
     from harness.dump.logscenario import workload as of
     assert of(name) == workload
+
+
+UNPRICED = str(TICKETS / "unpriced-candidate-core-v1.0.log")
+
+
+def test_a_candidate_with_no_offering_is_a_zone_restriction_and_every_run_says_its_assumptions(tmp_path):
+    """Core v1.0.6's `unable to determine offering for Standard_D8s_v5/on-demand/eastus-2` ERROR lines (the
+    disruption pass ends in them before single-node consolidation): the size is gone from that zone, so the
+    scenario restricts it there from the start; without it the run priced the node, and both releases kept three
+    full nodes for no reason of the log's. The pods the log placed are assumed still there, which the error says
+    they were not (core prices only when the candidates' pods fit one new node): a given.assumed line, which every
+    run says beside its verdict. At v0.7.5 the nodes stay (reproduced, assumed); upstream drifts the eastus-2 node
+    (instanceTypeDrift) and does not."""
+    from harness.report.console import assumed, assumed_tag, shown_verdict
+    path, doc, notes = made(tmp_path, [], UNPRICED, provider_version="0.7.5")
+    assert doc["given"]["restrict"] == [{"size": "Standard_D8s_v5", "zones": ["eastus-2"]}]
+    assert any(n.startswith("assumed Standard_D8s_v5 is no longer offered in zone eastus-2 (given.restrict)")
+               for n in notes)
+    assert any("-> given.restrict Standard_D8s_v5 in zone eastus-2" in n for n in notes)
+    lines = doc["given"]["assumed"]
+    assert [ln.split(":", 1)[0] for ln in lines][:2] == ["AKSNodeClass default", "NodePool general"]
+    assert any(ln.startswith("the 12 pod(s) the log's provisioning rounds placed") for ln in lines)
+    assert lines[-1].startswith("12 pod(s) (shop/web-7c9f8d6b54-2mrxq")
+    out = runs(path)
+    assert shown_verdict(out["v0.7.5"]) == "reproduced" and shown_verdict(out["upstream"]) == "not reproduced"
+    assert all(assumed_tag(o) == ", assumed" and "the 12 pod(s)" in assumed(o) for o in out.values())

@@ -11,6 +11,8 @@ from harness.cli import main as cli
 from harness.scenario.load import load_scenarios
 
 DUMP = Path(__file__).resolve().parents[2] / "scenarios" / "bugs" / "dumps" / "limits-customer-dump.yaml"
+TICKETS = Path(__file__).resolve().parents[2] / "scenarios" / "tickets"
+T18 = "t18-daemonset-second-term-not-counted.scenario.yaml"
 
 
 def new(tmp_path, *inputs, extra=()):
@@ -313,3 +315,17 @@ def test_a_static_nodepool_says_the_gate_it_assumed_on(tmp_path, capsys):
             in capsys.readouterr().err)
     (sc,) = load_scenarios(out)
     assert sc.given["featureGates"] == {"StaticCapacity": True}
+
+
+def test_manifests_without_cluster_state_are_not_a_dump_to_reproduce(tmp_path, capsys):
+    """A NodePool, a DaemonSet and a Job as the customer wrote them (the plain-description ticket of
+    scenarios/tickets/t18): nothing the customer saw is in the input, so the scenario is no `dump` (whose verdict
+    reads 'reproduced'), and every run says its expectations are only the NodePools' acceptance (given.assumed)."""
+    src = tmp_path / "batch.yaml"
+    src.write_text(yaml.safe_dump_all([m.obj for m in load_scenarios(TICKETS / T18)[0].manifests]))
+    rc, out = new(tmp_path, src, extra=["--region", "eastus", "--provider-version", "0.7.5"])
+    assert rc == 0
+    assert "WARNING: the input held no state of the customer's cluster" in capsys.readouterr().err
+    (sc,) = load_scenarios(out)
+    assert "dump" not in sc.tags and list(sc.expect) == ["nodePools"]
+    assert sc.given["assumed"][0].startswith("the input held no state of the customer's cluster")

@@ -34,6 +34,20 @@ def test_newest_source_walks_conditions_by_type():
         "2026-11-20T14:04:30Z", "Node", "status.conditions[Ready].lastHeartbeatTime", True)
 
 
+def test_a_pods_deletion_counts_as_its_delete_not_its_grace_periods_end():
+    """metadata.deletionTimestamp is the delete plus the grace period: a week ahead for a 7-day grace period. The
+    dump saw the delete, so that sets the clock, and the note says the field less the grace period."""
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "deletionTimestamp": "2026-12-01T08:12:41Z", "deletionGracePeriodSeconds": 604800},
+           "status": {"startTime": "2026-11-17T08:15:02Z"}}
+    src = newest_source([(pod, "d.yaml", 1)], TIME_FIELDS)
+    assert (src.value, src.path) == ("2026-11-24T08:12:41Z",
+                                     "metadata.deletionTimestamp less metadata.deletionGracePeriodSeconds (the delete)")
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"},
+            "status": {"conditions": [{"type": "Ready", "lastHeartbeatTime": "2026-11-24T11:29:40Z"}]}}
+    assert newest_source([(pod, "d.yaml", 1), (node, "d.yaml", 9)], TIME_FIELDS).kind == "Node"
+
+
 def test_pod_events_are_the_moments_core_stamps():
     pod = {"metadata": {"name": "p", "deletionTimestamp": "2026-11-20T10:00:30Z", "deletionGracePeriodSeconds": 30},
            "spec": {"nodeName": "n"},

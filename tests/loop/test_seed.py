@@ -9,6 +9,7 @@ import pickle
 import pytest
 
 from harness.loop.seed import SeedError, seed_existing_nodes
+from harness.model.kube.podtermination import STOPS_AT, timestamp as rfc3339
 from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
 
 
@@ -154,6 +155,32 @@ def test_a_drain_waits_for_a_terminating_pod_until_it_is_stuck(embedded):
         sim.converge()
         assert claim.done and sim.result.nodes[0].deleted
         assert sim.clock.now() >= t0 + 60.0
+
+
+def test_a_pod_whose_containers_still_stop_is_seeded_terminating_until_then(embedded):
+    """A dump's pod deleted before the start with a grace period, whose containers stop after it
+    (podtermination.STOPS_AT): terminating until then, its deletion fields as the dump gave them."""
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim:
+        t0 = sim.clock.now()
+        stopping = pod("stopping")
+        stopping["metadata"].update(deletionTimestamp=rfc3339(t0 + 3600), deletionGracePeriodSeconds=7200,
+                                    annotations={STOPS_AT: rfc3339(t0 + 600)})
+        seed_existing_nodes(sim, [{"name": "n", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                                   "pods": [stopping]}])
+        assert sim.state.pod_views["default/stopping"].obj["metadata"]["deletionTimestamp"] == rfc3339(t0 + 3600)
+        assert "default/stopping" in sim.state.terminating
+        sim.clock.advance(601.0)
+        sim.converge()
+        assert sim.result.pods["default/stopping"].state == "deleted"
+
+
+def test_a_stop_time_that_is_no_time_is_a_seeding_error(embedded):
+    bad = pod("bad")
+    bad["metadata"]["annotations"] = {STOPS_AT: "soon"}
+    with simulation(embedded, [nodeclass(), nodepool()]) as sim, pytest.raises(SeedError) as e:
+        seed_existing_nodes(sim, [{"name": "n", "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"},
+                                   "pods": [bad]}])
+    assert "'soon' is not an RFC 3339 time" in str(e.value)
 
 
 def test_a_daemonset_releases_a_pod_its_selector_does_not_match(embedded):

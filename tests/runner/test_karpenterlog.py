@@ -464,3 +464,19 @@ def test_cli_against_log_from_a_time_with_a_tolerance(tmp_path, capsys):
     assert "--log-from 'yesterday' is not an RFC 3339 time" in capsys.readouterr().err
     assert cli(["run", str(out), "--log-tolerance", "1m"]) == 2
     assert "--log-tolerance without --against-log" in capsys.readouterr().err
+
+
+def test_against_log_says_what_it_did_not_compare(tmp_path, capsys):
+    """A log whose lines after the start are all errors the run does not write (core v1.0.6's unpriced-candidate
+    `Reconciler error`, tests/runner/karpenterlogs/tickets/unpriced-candidate-core-v1.0.log): no vacuous "match",
+    and the lines left out are counted."""
+    from harness.cli import main as cli
+    from harness.dump.new import NewOptions, new_scenario
+    out = tmp_path / "t.scenario.yaml"
+    log = str(TICKETS / "unpriced-candidate-core-v1.0.log")
+    _, text, _ = new_scenario(NewOptions([], "t", output=str(out), log=log, provider_version="0.7.5"))
+    out.write_text(text)
+    cli(["run", str(out), "--profile", "v0.7.5", "--no-deciding", "--against-log", log])
+    said = capsys.readouterr().out
+    assert "t [v0.7.5]: nothing compared: " in said and "decision line(s) match" not in said
+    assert "; not compared: 118 line(s) the run does not write ('Reconciler error' x118)" in said

@@ -38,6 +38,8 @@ EXPECTED: dict[str, list[str]] = {
     "t15-cpu-limit-used-up.scenario.yaml": [],
     "t16-min-available-extra-nodeclaims.scenario.yaml": [],
     "t17-vm-fails-after-accept.scenario.yaml": ["core.behaviour.launchTimeout", "provider.asyncProvisioning"],
+    "t18-daemonset-second-term-not-counted.scenario.yaml": ["core.behaviour.daemonSetCompatibility"],
+    "t19-terminating-pod-outlives-deadline.scenario.yaml": ["core.behaviour.forcedEvictionAfterNodeDeadline"],
 }
 
 # Where decide() does not name what decided the ticket, and why (the counterfactual's gaps, not the tickets')

@@ -5,13 +5,18 @@ stand-in, harness/runner/engines/real/cluster/existing.py finish_terminating_pod
 A graceful delete of a bound pod sets deletionTimestamp (the delete's instant plus the grace period) and
 deletionGracePeriodSeconds; the kubelet runs each container's preStop hook, then stops the container, and
 confirms the pod's end to the API server. The only thing that takes time here is a preStop `sleep` hook
-(PodLifecycleSleepAction, GA in Kubernetes 1.34): no container runs, so SIGTERM ends each one at once.
+(PodLifecycleSleepAction, GA in Kubernetes 1.34): no container runs, so SIGTERM ends each one at once; a dump's
+pod seen stopping longer carries the time it stops in its STOPS_AT annotation.
 """
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
 DEFAULT_GRACE = 30          # the API server's default terminationGracePeriodSeconds (k8s.io/api core/v1)
+# a pod a dump shows still terminating longer than its preStop sleep explains (a preStop exec or httpGet hook,
+# a slow SIGTERM handler: nothing the harness can time): when its containers stop, as `harness new` assumed it
+# (harness/dump/new.py) or the user knows it; stops_at takes it, never past the deletionTimestamp
+STOPS_AT = "harness.karpenter.azure.com/stops-at"
 
 
 def timestamp(t: float) -> str:
@@ -81,7 +86,7 @@ def stops_at(pod: dict) -> float | None:
     cancels the kill in flight and kills again, hook included, for the new period counted from that moment
     (UpdatePod: wasGracePeriodShortened -> cancelFn), so its pod may outlive the new deletionTimestamp by up
     to the second delete's delay; the model ends it at the deletionTimestamp.) A pod without a preStop sleep
-    stops at its delete's instant."""
+    stops at its delete's instant, one annotated STOPS_AT at that time."""
     meta = pod.get("metadata") or {}
     stamp = meta.get("deletionTimestamp")
     if not stamp:
@@ -90,5 +95,11 @@ def stops_at(pod: dict) -> float | None:
     grace = meta.get("deletionGracePeriodSeconds")
     if grace is None:              # a dump's terminating pod without the field: its deadline is all we know
         return deadline
+    given = (meta.get("annotations") or {}).get(STOPS_AT)
+    if given:
+        try:
+            return min(parse_timestamp(given), deadline)
+        except ValueError:
+            pass
     start = deadline - int(grace)
     return min(start + prestop_sleep(pod.get("spec") or {}), deadline)

@@ -1,8 +1,8 @@
 """harness/model/kube/podtermination.py: when the kubelet has stopped a gracefully deleted pod's containers."""
 from __future__ import annotations
 
-from harness.model.kube.podtermination import (grace_seconds, graceful_delete, parse_timestamp, prestop_sleep, stops_at,
-                                          timestamp)
+from harness.model.kube.podtermination import (STOPS_AT, grace_seconds, graceful_delete, parse_timestamp, prestop_sleep,
+                                          stops_at, timestamp)
 
 T = 1_800_000_000.0
 
@@ -29,6 +29,14 @@ def test_without_a_prestop_sleep_the_pod_stops_at_its_delete():
 def test_a_prestop_sleep_holds_the_pod_until_it_ends_or_the_grace_period_does():
     assert stops_at(_pod(T, 120, 60)) == T + 60
     assert stops_at(_pod(T, 120, 3600)) == T + 120
+
+
+def test_a_stop_the_dump_showed_later_is_taken_from_its_annotation_never_past_the_deadline():
+    pod = _pod(T, 604800)
+    pod["metadata"]["annotations"] = {STOPS_AT: timestamp(T + 7200)}
+    assert stops_at(pod) == T + 7200
+    pod["metadata"]["annotations"] = {STOPS_AT: timestamp(T + 9 * 86400)}
+    assert stops_at(pod) == T + 604800
 
 
 def test_the_longest_sleep_of_the_containers_counts():
