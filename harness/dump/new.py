@@ -1041,13 +1041,15 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     text_events = eventstext.as_events(tables)
     notes = list(dump.notes)
     facts = cluster_facts(dump)
+    # what the run rests on that the input did not show: given.assumed, which every run says beside its verdict
+    assumed: list[str] = []
     found = provisionmode.provision_mode_of(dump.nodeclaims, dump.nodes)
     if found is not None:
         notes.append(provisionmode.note(found))
         if found.mode != "aksscriptless":         # the default stays unwritten
             facts.setdefault("cluster", {})["provisionMode"] = found.mode
     elif dump.nodeclaims:
-        notes.append(provisionmode.ASSUMED)
+        notes.append(provisionmode.ASSUMED)      # a note only: every release before v0.6.2 has no other mode
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
     profiles = list(opts.profiles)
     release = ""
@@ -1138,6 +1140,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     if gates:
         given["featureGates"] = gates
         notes += gate_notes
+        assumed += gate_notes
     manifests = work.manifests
     for name in missing_nodeclasses(dump):
         obj, version = default_nodeclass(name, given["profiles"])
@@ -1145,6 +1148,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         notes.append(f"AKSNodeClass {name} is referenced by a NodePool but not in the input: assumed the release's "
                      f"default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
                      f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
+        assumed.append(notes[-1])
     expect = expectations(dump)
     if not opts.replay:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
@@ -1195,7 +1199,9 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
                 "expectations say only that the NodePools are accepted, so a pass says nothing of what the customer "
                 "saw; write it as expect (e.g. expect.pods.<name>: {pending: true})")
         notes.append(f"WARNING: {said}")
-        given["assumed"] = [said]
+        assumed.insert(0, said)
+    if assumed:
+        given["assumed"] = assumed
     doc = {"apiVersion": API_VERSION, "kind": "Scenario",
            "metadata": {"name": opts.name, "labels": ["bug"] if stateless else ["bug", DUMP_LABEL]},
            "description": "Reproduction of: <link the issue>. The expectations are what the customer's cluster "

@@ -315,6 +315,7 @@ def test_a_static_nodepool_says_the_gate_it_assumed_on(tmp_path, capsys):
             in capsys.readouterr().err)
     (sc,) = load_scenarios(out)
     assert sc.given["featureGates"] == {"StaticCapacity": True}
+    assert any("assumed the StaticCapacity feature gate on" in line for line in sc.given["assumed"])
 
 
 def test_manifests_without_cluster_state_are_not_a_dump_to_reproduce(tmp_path, capsys):
