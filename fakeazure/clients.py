@@ -219,7 +219,7 @@ class ContainerServicePipeline:
     def send(self, request: Any) -> Any:
         """The pipeline response to `request` (its URL relative to the base URL)."""
         request.url = self.client.format_url(request.url)
-        return self.client._pipeline.run(request, stream=False)
+        return self.client.send_request(request, stream=False, _return_pipeline_response=True)
 
 
 def containerservice_client(state_or_url: Any = None, subscription_id: str | None = None, *,

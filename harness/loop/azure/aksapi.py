@@ -1,14 +1,13 @@
 """The AKS machines and agent pools API as the provider calls it on the Machine API path: a machine's PUT (a
-long-running operation), GET, the pool's list, and deleteMachines, sent through the harness's ARM pipeline
+long-running operation), GET and deleteMachines, sent through the harness's ARM pipeline
 (fakeazure/clients.py ContainerServicePipeline) with the shapes armcontainerservice/v9 sends.
 
 Upstream: github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instance/aksmachineinstance.go
 (beginCreateMachineNonBatch, getCreatedMachineAndHandleEarlyProvisioningError, deleteMachine), through the Go SDK's
-MachinesClient.BeginCreateOrUpdate / Get / NewListPager and AgentPoolsClient.BeginDeleteMachines.
+MachinesClient.BeginCreateOrUpdate / Get and AgentPoolsClient.BeginDeleteMachines.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -55,29 +54,14 @@ class AKSMachines:
             raise HttpResponseError(response=resp.http_response, error_format=ARMErrorFormat)
         return resp
 
-    def begin_create_or_update(self, name: str, machine: dict, if_match: str | None = None) -> LROPoller:
+    def begin_create_or_update(self, name: str, machine: dict) -> LROPoller:
         """MachinesClient.BeginCreateOrUpdate: the PUT; its result (the machine's JSON) when asked for."""
-        headers = {"If-Match": if_match} if if_match else {}
-        initial = self._send("PUT", f"/machines/{quote(name)}", machine, headers, ok=(200, 201))
+        initial = self._send("PUT", f"/machines/{quote(name)}", machine, ok=(200, 201))
         return LROPoller(self.pipeline.client, initial, _json_of, PollWhenAsked(raw=True))
 
     def get(self, name: str) -> dict:
         """MachinesClient.Get: the machine's JSON; ResourceNotFoundError when it is not there."""
         return self._send("GET", f"/machines/{quote(name)}").http_response.json()
-
-    def list(self) -> list[dict]:
-        """MachinesClient.NewListPager: every machine of the pool, page by page."""
-        out, tail = [], "/machines"
-        page = self._send("GET", tail).http_response.json()
-        while True:
-            out.extend(page.get("value") or [])
-            link = page.get("nextLink")
-            if not link:
-                return out
-            resp = self.pipeline.send(HttpRequest("GET", link))
-            if resp.http_response.status_code != 200:
-                raise HttpResponseError(response=resp.http_response, error_format=ARMErrorFormat)
-            page = resp.http_response.json()
 
     def begin_delete(self, names: list[str]) -> LROPoller:
         """AgentPoolsClient.BeginDeleteMachines: POST deleteMachines {machineNames}, 202 while they go."""
@@ -95,6 +79,3 @@ def provisioning_error(machine: dict) -> dict | None:
     """properties.status.provisioningError of a machine's JSON, or None."""
     return (((machine.get("properties") or {}).get("status") or {}).get("provisioningError")) or None
 
-
-def json_text(d: dict) -> str:
-    return json.dumps(d, separators=(",", ":"), sort_keys=True)

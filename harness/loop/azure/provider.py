@@ -173,7 +173,8 @@ class AzureProvider:
     def __init__(self, *, fake, compute, network, profile: Profile, cluster: "itmod.ClusterParams",
                  unavailable: UnavailableOfferings, rng: random.Random, subscription_id: str,
                  cache: InstanceTypeCache | None = None, pricing: str = "retail", aks: AKSMachines | None = None):
-        """`aks`: the machines of the cluster's machines pool (the Machine API provision modes create there)."""
+        """`aks`: the machines of the cluster's machines pool, where the Machine API provision modes create (the
+        engines always give it; without it, as in a unit test's bare provider, creates take the VM path)."""
         self.fake, self.compute, self.network = fake, compute, network
         self.aks = aks
         self.machine_vms: dict[str, str] = {}     # VM name (lower) -> its AKS machine's name
@@ -580,8 +581,11 @@ class AzureProvider:
                                  f'generate AKS machine name from NodeClaim name "{claim}": {e}', "", attempted)
         try:
             existing = self.call("machine.get", lambda: self.aks.get(name))
-        except HttpResponseError:
-            existing = None          # not found; any other error is logged upstream and the create goes on
+        except ResourceNotFoundError:
+            existing = None
+        except HttpResponseError as e:
+            existing = None          # not fatal: logged, and the create goes on (beginCreateMachine)
+            self.event("instance", "failed to check for existing AKS machine", f"{name}: {error_text(e)}")
         if existing is not None:
             # reuseExistingMachine: the machine of an earlier attempt is this NodeClaim's; a Failed one is
             # handled as its provisioning error, then deleted (BeginCreate's cleanup)

@@ -1,11 +1,10 @@
-"""An AKS machine's names on the Machine API path: the machine a NodeClaim becomes, the VM AKS makes for it, and
-the annotation that ties the NodeClaim to the machine.
+"""An AKS machine's name on the Machine API path (the machine a NodeClaim becomes) and the annotation that ties the
+NodeClaim to the machine.
 
 Upstream: github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instance/aksmachineinstanceutils.go
 GetAKSMachineNameFromNodeClaimName (the name's length limit per release: release-probes.yaml
-provider.aksMachine.nameMaxLength, 35 before v1.12.1, 34 since #1691), GetAKSMachineNameFromVMName,
-GetAKSMachineNameFromNodeClaim; pkg/utils/utils.go GetAlphanumericHash; pkg/apis/v1beta1/labels.go
-AnnotationAKSMachineResourceID.
+provider.aksMachine.nameMaxLength, 35 before v1.12.1, 34 since #1691); pkg/utils/utils.go GetAlphanumericHash;
+pkg/apis/v1beta1/labels.go AnnotationAKSMachineResourceID.
 """
 from __future__ import annotations
 
@@ -48,18 +47,3 @@ def machine_name(nodeclaim_name: str, max_length: int) -> str:
     keep = max_length - len(suffix) - PREFIX_HASH_LENGTH
     return prefix[:keep] + alphanumeric_hash(prefix[keep:], PREFIX_HASH_LENGTH) + suffix
 
-
-def machine_name_from_vm_name(pool: str, vm_name: str) -> str | None:
-    """GetAKSMachineNameFromVMName: the machine of a VM named aks-<pool>-<machine>-<8 digits>-vm, or None for a
-    VM of another name (the VM path's aks-<NodeClaim>)."""
-    head = f"aks-{pool}-"
-    if not vm_name.startswith(head) or not vm_name.endswith("-vm"):
-        return None
-    rest = vm_name[len(head):-len("-vm")]
-    dash = rest.rfind("-")
-    return rest[:dash] if dash != -1 else None
-
-
-def machine_name_from_id(machine_id: str) -> str:
-    """GetAKSMachineNameFromNodeClaim: the last segment of the NodeClaim's MACHINE_ANNOTATION."""
-    return machine_id[machine_id.rfind("/") + 1:]

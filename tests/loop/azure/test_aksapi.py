@@ -26,7 +26,7 @@ def body(size="Standard_D2s_v3"):
                                            "kubernetes": {"nodeLabels": {"example.com/team": "blue"}}}}
 
 
-def test_a_machine_is_created_read_listed_and_deleted(machines):
+def test_a_machine_is_created_read_and_deleted(machines):
     fake, aks = machines
     made = aks.begin_create_or_update("default-a1b2c", body()).result()
     assert made["name"] == "default-a1b2c"
@@ -34,7 +34,6 @@ def test_a_machine_is_created_read_listed_and_deleted(machines):
     assert got["properties"]["provisioningState"] == "Succeeded"
     assert vm_name_of(got).startswith("aks-testmpool-default-a1b2c-") and vm_name_of(got).endswith("-vm")
     assert provisioning_error(got) is None
-    assert [m["name"] for m in aks.list()] == ["default-a1b2c"]
     assert len(fake.vms()) == 1 and len(fake.nics()) == 1
     aks.begin_delete(["default-a1b2c"]).result()
     with pytest.raises(ResourceNotFoundError):

@@ -1,4 +1,4 @@
-"""harness/model/azure/aksmachines.py: an AKS machine's name from its NodeClaim's, its VM's name, its ID
+"""harness/model/azure/aksmachines.py: an AKS machine's name from its NodeClaim's
 (github.com/Azure/karpenter-provider-azure v1.14.0 pkg/providers/instance/aksmachineinstanceutils_test.go
 GetAKSMachineNameFromNodeClaimName's cases)."""
 from __future__ import annotations
@@ -7,8 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.model.azure.aksmachines import (MachineNameError, alphanumeric_hash, machine_name,
-                                             machine_name_from_id, machine_name_from_vm_name)
+from harness.model.azure.aksmachines import MachineNameError, alphanumeric_hash, machine_name
 
 
 def test_hash_is_hashstructure_v2_of_the_string():
@@ -44,9 +43,3 @@ def test_never_longer_than_the_limit_and_the_suffix_kept(name):
     got = machine_name(name, 34)
     assert len(got) <= 34 and got.endswith(name[name.rfind("-"):])
 
-
-def test_vm_name_and_id_give_the_machine():
-    assert machine_name_from_vm_name("testmpool", "aks-testmpool-default-a1b2c-60015053-vm") == "default-a1b2c"
-    assert machine_name_from_vm_name("testmpool", "aks-default-a1b2c") is None
-    assert machine_name_from_id("/subscriptions/s/resourceGroups/r/providers/Microsoft.ContainerService/"
-                                "managedClusters/c/agentPools/p/machines/default-a1b2c3") == "default-a1b2c3"
