@@ -13,13 +13,13 @@ unavailable.
 """
 from __future__ import annotations
 
-from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.provisioning import reasons
 from harness.loop.azure.provider import Launched, LaunchFailure
 from harness.loop.lifecycle.liveness import unlaunched_timeout
 from harness.loop.state import Claim, LoopState
 from harness.loop.lifecycle.termination import Termination
+from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 from harness.model.values.resources import format_resource_list
 from harness.model.labels.writers import resolved_requirement_labels
 

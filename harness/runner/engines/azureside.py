@@ -82,4 +82,3 @@ def add_machines_pool(fake, cfg: dict, profile) -> None:
                         settings.aks_pool_labels(profile, cfg),
                         subnet_id=settings.subnet_id(fake.subscription_id, cfg["nodeResourceGroup"],
                                                      cfg.get("subnetName") or "aks-subnet"))
-
