@@ -577,8 +577,9 @@ class AzureProvider:
         try:
             name = machine_name(claim, int(am.get("nameMaxLength") or 0))
         except MachineNameError as e:
-            return LaunchFailure("Unhandled", "CreateInstanceFailed", f"creating AKS machine failed, failed to "
-                                 f'generate AKS machine name from NodeClaim name "{claim}": {e}', "", attempted)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                 f'failed to generate AKS machine name from NodeClaim name "{claim}": {e}', "",
+                                 attempted)
         try:
             existing = self.call("machine.get", lambda: self.aks.get(name))
         except ResourceNotFoundError:
@@ -607,9 +608,8 @@ class AzureProvider:
                 got = self.call("machine.get", lambda: self.aks.get(name))
             except HttpResponseError as e:
                 self._delete_machine(name, after_failed_create=True)
-                return LaunchFailure("Unhandled", "CreateInstanceFailed", f'creating AKS machine failed, failed to '
-                                     f'get AKS machine "{name}" once after begin creation: {error_text(e)}',
-                                     error_code(e), attempted)
+                return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to get AKS machine "{name}" once '
+                                     f'after begin creation: {error_text(e)}', error_code(e), attempted)
             if provisioning_state(got) == "failed":
                 failure = self._machine_failed(got, name, "get once after begin creation", it, offering, attempted)
                 self._delete_machine(name, after_failed_create=True)
@@ -677,18 +677,19 @@ class AzureProvider:
         code, text = error_code(e), error_text(e)
         if not handlers:
             return LaunchFailure("Unhandled", "CreateInstanceFailed",
-                                 f'creating AKS machine failed, failed to begin create AKS machine "{name}": {text}',
-                                 code, attempted)
+                                 f'failed to begin create AKS machine "{name}": {text}', code, attempted)
         c = classify_and_mark(code, text, cache=self.unavailable, instance_type=it, zone=offering.zone,
                               capacity_type=offering.capacity_type, all_zones=sorted({o.zone for o in it.offerings}),
                               enabled=handlers, path="machineBeginCreate")
         if not c.handler:
-            return LaunchFailure("Unhandled", "CreateInstanceFailed", f"creating AKS machine failed, failed to begin "
-                                 f'create AKS machine "{name}", unhandled error: {text}', code, attempted, classified=c)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                 f'failed to begin create AKS machine "{name}", unhandled error: {text}', code,
+                                 attempted, classified=c)
         if am.get("beginCreateErrorKind") == "CreateError":
             return LaunchFailure(c.error_kind, c.reason, c.message, code, attempted, classified=c)
-        return LaunchFailure("Unhandled", "CreateInstanceFailed", f"creating AKS machine failed, failed to begin "
-                             f'create AKS machine "{name}", handled error: {c.message}', code, attempted, classified=c)
+        return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                             f'failed to begin create AKS machine "{name}", handled error: {c.message}', code,
+                             attempted, classified=c)
 
     def _machine_failed(self, machine: dict, name: str, phase: str, it, offering, attempted: dict) -> LaunchFailure:
         """handleMachineProvisioningError: the VM's error (the provisioning error's first detail, else the error)
