@@ -183,3 +183,47 @@ def network_client(state_or_url: Any = None, subscription_id: str | None = None,
     from azure.mgmt.network import NetworkManagementClient, __version__
     return _client(NetworkManagementClient, f"mgmt-network/{__version__}", state_or_url, subscription_id, in_process,
                    kwargs)
+
+
+# the api-version the provider v1.14.0's machines client sends (its go.mod: github.com/Azure/azure-sdk-for-go/sdk/
+# resourcemanager/containerservice/armcontainerservice/v9 v9.4.0-beta.1, machines_client.go version20260402Preview;
+# the fake accepts any, dispatch.py)
+CONTAINERSERVICE_API_VERSION = "2026-04-02-preview"
+
+
+class ContainerServicePipeline:
+    """An ARM pipeline for Microsoft.ContainerService's agent pools and machines, configured as the compute and
+    network clients are: there is no azure-mgmt-containerservice among the harness's dependencies, so the caller
+    builds the requests (``azure.core.rest.HttpRequest``) and sends them with :meth:`send`, through the same
+    policies (credential, request ids, error mapping) and transport as the other clients."""
+
+    def __init__(self, credential: Any, subscription_id: str, base_url: str = ARM_URL, **kwargs: Any):
+        from azure.core.pipeline import policies as p
+        from azure.mgmt.core import ARMPipelineClient
+        from azure.mgmt.core.policies import (ARMAutoResourceProviderRegistrationPolicy,
+                                              ARMChallengeAuthenticationPolicy, ARMHttpLoggingPolicy)
+        self.subscription_id = subscription_id
+        self.api_version = CONTAINERSERVICE_API_VERSION
+        policies = kwargs.pop("policies", None)
+        if policies is None:
+            scopes = kwargs.pop("credential_scopes", [ARM_URL + "/.default"])
+            policies = [p.RequestIdPolicy(**kwargs), p.HeadersPolicy(**kwargs),
+                        p.UserAgentPolicy(sdk_moniker="harness-containerservice", **kwargs), p.ProxyPolicy(**kwargs),
+                        p.ContentDecodePolicy(**kwargs), ARMAutoResourceProviderRegistrationPolicy(),
+                        p.RedirectPolicy(**kwargs), p.RetryPolicy(**kwargs),
+                        ARMChallengeAuthenticationPolicy(credential, *scopes, **kwargs), p.CustomHookPolicy(**kwargs),
+                        p.NetworkTraceLoggingPolicy(**kwargs), p.DistributedTracingPolicy(**kwargs),
+                        p.SensitiveHeaderCleanupPolicy(**kwargs), ARMHttpLoggingPolicy(**kwargs)]
+        self.client = ARMPipelineClient(base_url=base_url, policies=policies, **kwargs)
+
+    def send(self, request: Any) -> Any:
+        """The pipeline response to `request` (its URL relative to the base URL)."""
+        request.url = self.client.format_url(request.url)
+        return self.client.send_request(request, stream=False, _return_pipeline_response=True)
+
+
+def containerservice_client(state_or_url: Any = None, subscription_id: str | None = None, *,
+                            in_process: bool = False, **kwargs: Any) -> ContainerServicePipeline:
+    """A :class:`ContainerServicePipeline` pointed at the fake. `in_process`: as for :func:`compute_client`."""
+    return _client(ContainerServicePipeline, "harness-containerservice", state_or_url, subscription_id, in_process,
+                   kwargs)

@@ -143,6 +143,13 @@ def _create(ctx: "ArmContext", pool: AgentPool, name: str, zones: list[str], pro
         raise exc.vm_size_not_supported(size, sub, region)
     body = aks.vm_body(m, None)
     parsed = compute.parse_put(body)
+    # the scenario's rules on `machine.create` (a code that is no throttling or 5xx): one delivered synchronously
+    # refuses the PUT, flat as AKS answers; an asynchronous one fails the machine's operation
+    mctx = fault_ctx("machine.create", pool.rg, name, region, size, parsed["zones"], parsed["priority"], "PUT")
+    try:
+        machine_err = ctx.faults.provision(mctx)
+    except ARMError as e:
+        raise exc.AKSError(e.code, e.message, e.status, details=getattr(e, "details", None)) from None
     rg = pool.node_resource_group
     fctx = fault_ctx("vm.create", rg, m.vm_name, region, size, parsed["zones"], parsed["priority"], "PUT")
     vm = None
@@ -153,6 +160,8 @@ def _create(ctx: "ArmContext", pool: AgentPool, name: str, zones: list[str], pro
         vm = aks.make_vm(sub, m, body, sku)
     except ARMError as e:
         async_err = e
+    if machine_err is not None:
+        async_err = machine_err
     aks.store(m)
 
     def finish(o, m=m, vm=vm):

@@ -19,6 +19,7 @@ import datetime as _dt
 import ipaddress
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +58,12 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
 
 def _name(cn: str, orgs: tuple[str, ...] = ()) -> x509.Name:
     attrs = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs]
-    attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, cn))
+    # a kubelet's CN is system:node:<node name>, up to 12 + 63 characters: RFC 5280's ub-common-name (64), which
+    # cryptography checks by default, is bound by neither the kubelet's nor kube-apiserver's Go crypto/x509, and an
+    # AKS machine's node name reaches 63 (provider v1.14.0 aksmachineinstanceutils.go GetAKSMachineNameFromNodeClaimName)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)      # its length warning, for the same bound
+        attrs.append(x509.NameAttribute(NameOID.COMMON_NAME, cn, _validate=False))
     return x509.Name(attrs)
 
 

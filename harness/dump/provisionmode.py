@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from harness.dump.aksnames import PROVIDER_ID
+from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 
-MACHINE_ANNOTATION = "karpenter.azure.com/aks-machine-resource-id"
 DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
 # aks-<machinesPoolName>-<aksMachineName>-########-vm (GetAKSMachineNameFromVMName)

@@ -154,17 +154,18 @@ class Simulation:
     nomination_hold_rng = SeededStream("nomination-hold")
 
     def __init__(self, cfg: SimConfig, cluster: Cluster, fake, compute, network, clock: SimClock | None = None,
-                 it_cache: InstanceTypeCache | None = None):
+                 it_cache: InstanceTypeCache | None = None, aks=None):
         """`it_cache`: the InstanceTypeCache the provider builds instance types with (default: its
         own); a caller running many scenarios passes one, so runs reading the same SKUs share the
-        static parts built from them (harness/model/azure/itcache.py)."""
+        static parts built from them (harness/model/azure/itcache.py). `aks`: the machines pool's API
+        (harness/loop/azure/aksapi.py AKSMachines) an AKS Machine API mode creates in."""
         self.cfg = cfg
         clock = clock or SimClock()
         unavailable = UnavailableOfferings(clock)
         provider = AzureProvider(fake=fake, compute=compute, network=network, profile=cfg.profile,
                                  cluster=cfg.cluster, unavailable=unavailable, rng=random.Random(cfg.seed + 1),
                                  subscription_id=getattr(fake, "subscription_id", DEFAULT_SUBSCRIPTION),
-                                 cache=it_cache, pricing=cfg.pricing)
+                                 cache=it_cache, pricing=cfg.pricing, aks=aks)
         self.state = LoopState(cfg, cluster, fake, provider, clock, unavailable, random.Random(cfg.seed))
         provider.on_event = self.state.record_event
         self.termination = Termination(self.state)

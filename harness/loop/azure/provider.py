@@ -29,7 +29,9 @@ from harness.loop.azure.sdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, R
                                    error_code, error_text, list_nic_names, list_usages, list_vm_names, list_vm_skus,
                                    lower_rg, retry_after)
 from harness.loop.scheduling.scheduler import offering_compatible
+from harness.loop.azure.aksapi import AKSMachines, provisioning_error, vm_name_of
 from harness.loop.azure.unavailable import Classified, UnavailableOfferings, classify_and_mark
+from harness.model.azure.aksmachines import MachineNameError, machine_name
 from harness.model.azure import instancetypes as itmod
 from harness.model.upstream.factreads import ProviderReads
 from harness.model.azure.itcache import InstanceTypeCache
@@ -110,6 +112,10 @@ class Launched:
     # created (`machine` then holds what the provider sent: harness/model/labels/aksmachine.py)
     writer: str = KUBELET_NODE_LABELS
     machine: MachineLabels | None = None
+    # an AKS machine's ARM ID (the NodeClaim's karpenter.azure.com/aks-machine-resource-id) and name, on the
+    # Machine API path (create_machine)
+    machine_id: str = ""
+    machine_name: str = ""
 
 
 @dataclass
@@ -166,8 +172,12 @@ class AzureProvider:
 
     def __init__(self, *, fake, compute, network, profile: Profile, cluster: "itmod.ClusterParams",
                  unavailable: UnavailableOfferings, rng: random.Random, subscription_id: str,
-                 cache: InstanceTypeCache | None = None, pricing: str = "retail"):
+                 cache: InstanceTypeCache | None = None, pricing: str = "retail", aks: AKSMachines | None = None):
+        """`aks`: the machines of the cluster's machines pool, where the Machine API provision modes create (the
+        engines always give it; without it, as in a unit test's bare provider, creates take the VM path)."""
         self.fake, self.compute, self.network = fake, compute, network
+        self.aks = aks
+        self.machine_vms: dict[str, str] = {}     # VM name (lower) -> its AKS machine's name
         self.pricing = pricing
         self.profile, self.cluster = profile, cluster
         self.unavailable, self.rng = unavailable, rng
@@ -444,8 +454,8 @@ class AzureProvider:
         machine = None
         if is_machine_mode(self.cluster.provision_mode):
             # the Machine API path (provider v1.14.0 pkg/providers/instance/aksmachineinstancehelpers.go
-            # configureLabelsAndMode): AKS, not the provider's --node-labels, writes the Node's labels. (harness
-            # assumption: the VM still comes from the compute API, its custom data carrying what AKS writes.)
+            # configureLabelsAndMode): AKS, not the provider's --node-labels, writes the Node's labels; the machine
+            # is created through the machines API (create_machine)
             machine = machine_labels(self.profile, nodeclaim["metadata"].get("labels") or {}, claim_reqs,
                                      it.requirements, offering.capacity_type, offering.zone, ultra,
                                      base_labels(self.profile, facts))
@@ -454,9 +464,12 @@ class AzureProvider:
         else:
             kubelet = kubelet_node_labels(self.profile, facts, nodeclaim["metadata"].get("labels") or {},
                                           claim_reqs, it.requirements, chosen)
-        vm_name = self.resource_name(nodeclaim["metadata"]["name"])
         custom_data = bootstrap_custom_data(kubelet.labels)
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
+        if machine is not None and self.aks is not None:
+            return self.create_machine(nodeclaim, claim_reqs, known, it, offering, ultra, machine, kubelet,
+                                       custom_data, attempted, arch, candidates)
+        vm_name = self.resource_name(nodeclaim["metadata"]["name"])
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
         tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
                 "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
@@ -550,6 +563,178 @@ class AzureProvider:
                         custom_data, offering.price, candidates, cheaper,
                         writer=aks_writer() if machine is not None else KUBELET_NODE_LABELS, machine=machine)
 
+    # -- the AKS Machine API path (provider v1.14.0 pkg/providers/instance/aksmachineinstance.go) -------------
+    def create_machine(self, nodeclaim: dict, claim_reqs: Requirements, known: list, it, offering, ultra: bool,
+                       machine: MachineLabels, kubelet: KubeletLabels, custom_data: str, attempted: dict, arch: str,
+                       candidates: int) -> Launched | LaunchFailure:
+        """BeginCreate in an AKS Machine API mode (beginCreateMachine, beginCreateMachineNonBatch): the machine's
+        name from the NodeClaim's, an existing machine of that name reused, else its PUT, a GET once after it, and
+        the operation waited for. AKS makes the VM (aks-<pool>-<machine>-<8 digits>-vm) and its NIC; the NodeClaim
+        carries the VM as its provider ID and the machine's ID as karpenter.azure.com/aks-machine-resource-id.
+        What refuses the create goes through the Machine API's handlers (_machine_refused, _machine_failed)."""
+        am = self.profile.provider.get("aksMachine") or {}
+        claim = nodeclaim["metadata"]["name"]
+        try:
+            name = machine_name(claim, int(am.get("nameMaxLength") or 0))
+        except MachineNameError as e:
+            return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                 f'failed to generate AKS machine name from NodeClaim name "{claim}": {e}', "",
+                                 attempted)
+        try:
+            existing = self.call("machine.get", lambda: self.aks.get(name))
+        except ResourceNotFoundError:
+            existing = None
+        except HttpResponseError as e:
+            existing = None          # not fatal: logged, and the create goes on (beginCreateMachine)
+            self.event("instance", "failed to check for existing AKS machine", f"{name}: {error_text(e)}")
+        if existing is not None:
+            # reuseExistingMachine: the machine of an earlier attempt is this NodeClaim's; a Failed one is
+            # handled as its provisioning error, then deleted (BeginCreate's cleanup)
+            if provisioning_state(existing) == "failed":
+                failure = self._machine_failed(existing, name, "reusing existing AKS machine", it, offering,
+                                               attempted)
+                self._delete_machine(name, after_failed_create=True)
+                return failure
+            got = existing
+        else:
+            body = self._machine_body(nodeclaim, it, offering, ultra, machine)
+            try:
+                poller = self.call("machine.create", lambda: self.aks.begin_create_or_update(name, body))
+            except HttpResponseError as e:
+                failure = self._machine_refused(e, name, it, offering, attempted)
+                self._delete_machine(name, after_failed_create=True)
+                return failure
+            try:
+                got = self.call("machine.get", lambda: self.aks.get(name))
+            except HttpResponseError as e:
+                self._delete_machine(name, after_failed_create=True)
+                return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to get AKS machine "{name}" once '
+                                     f'after begin creation: {error_text(e)}', error_code(e), attempted)
+            if provisioning_state(got) == "failed":
+                failure = self._machine_failed(got, name, "get once after begin creation", it, offering, attempted)
+                self._delete_machine(name, after_failed_create=True)
+                return failure
+            try:
+                poller.result()
+            except HttpResponseError as e:
+                # the promise's Wait: the machine's provisioning error, read with a GET; then Cleanup (Delete)
+                try:
+                    failed = self.call("machine.get", lambda: self.aks.get(name))
+                except HttpResponseError:
+                    failed = {}
+                if provisioning_error(failed) is not None:
+                    failure = self._machine_failed(failed, name, "LRO", it, offering, attempted)
+                else:
+                    failure = LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to create AKS machine '
+                                            f'"{name}" during LRO, AKS API returned error: {error_text(e)}',
+                                            error_code(e), attempted)
+                self.delete_machine(name)
+                failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
+                return failure
+        vm_name = vm_name_of(got)
+        self.machine_vms[vm_name.lower()] = name
+        self.created_at.setdefault(vm_name, self.now())
+        provider_id = "azure://" + lower_rg(str(got["properties"]["resourceId"]))
+        labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
+                                     nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
+        cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
+        return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
+                        custom_data, offering.price, candidates, cheaper, writer=aks_writer(), machine=machine,
+                        machine_id=str(got.get("id") or ""), machine_name=name)
+
+    def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels) -> dict:
+        """buildAKSMachineTemplate, of the fields the fake and a scenario's request checks read: size, zone,
+        priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints),
+        the tags (launchtemplate.Tags and the NodeClaim's, ConfigureAKSMachineTags). (harness simplification: the
+        node image version, OS SKU, kubelet and Linux OS configuration are not sent; the fake defaults them.)"""
+        spec = nodeclaim.get("spec") or {}
+        taints = []
+        for t in (spec.get("taints") or []) + (spec.get("startupTaints") or []):
+            text = f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
+            if text not in taints:
+                taints.append(text)
+        tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
+                "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
+                "compute.aks.billing": "linux",
+                "karpenter.azure.com_aksmachine_nodeclaim": nodeclaim["metadata"]["name"]}
+        kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": []}
+        return {"zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
+                "properties": {"hardware": {"vmSize": it.name, "ultraSsdEnabled": ultra},
+                               "operatingSystem": {"osType": "Linux"},
+                               "kubernetes": kube,
+                               "mode": "System" if machine.mode == "system" else "User",
+                               "priority": "Spot" if offering.capacity_type == "spot" else "Regular",
+                               "tags": tags}}
+
+    def _machine_refused(self, e: HttpResponseError, name: str, it, offering, attempted: dict) -> LaunchFailure:
+        """The PUT refused (beginCreateMachineNonBatch -> handleMachineBeginCreateError): the release's begin-create
+        handlers (release-probes.yaml provider.aksMachine.beginCreateErrorHandlers, from v1.12.0; none before, when
+        the error is returned as it is) mark offerings unavailable; what Create returns is a CreateError with the
+        handler's reason where the release makes one (provider.aksMachine.beginCreateErrorKind, v1.14.0), else
+        a plain error (cloudprovider.go toCreateError: reason CreateInstanceFailed, the whole text)."""
+        am = self.profile.provider.get("aksMachine") or {}
+        handlers = list(am.get("beginCreateErrorHandlers") or ())
+        code, text = error_code(e), error_text(e)
+        if not handlers:
+            return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                 f'failed to begin create AKS machine "{name}": {text}', code, attempted)
+        c = classify_and_mark(code, text, cache=self.unavailable, instance_type=it, zone=offering.zone,
+                              capacity_type=offering.capacity_type, all_zones=sorted({o.zone for o in it.offerings}),
+                              enabled=handlers, path="machineBeginCreate")
+        if not c.handler:
+            return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                 f'failed to begin create AKS machine "{name}", unhandled error: {text}', code,
+                                 attempted, classified=c)
+        if am.get("beginCreateErrorKind") == "CreateError":
+            return LaunchFailure(c.error_kind, c.reason, c.message, code, attempted, classified=c)
+        return LaunchFailure("Unhandled", "CreateInstanceFailed",
+                             f'failed to begin create AKS machine "{name}", handled error: {c.message}', code,
+                             attempted, classified=c)
+
+    def _machine_failed(self, machine: dict, name: str, phase: str, it, offering, attempted: dict) -> LaunchFailure:
+        """handleMachineProvisioningError: the VM's error (the provisioning error's first detail, else the error)
+        through the VM path's handlers (offerings/errordetailhandlers.go holds the same table)."""
+        err = provisioning_error(machine) or {}
+        inner = (err.get("details") or [None])[0] or err
+        code, message = str(inner.get("code") or ""), str(inner.get("message") or "")
+        c = classify_and_mark(code, f"{code}: {message}", cache=self.unavailable, instance_type=it,
+                              zone=offering.zone, capacity_type=offering.capacity_type,
+                              all_zones=sorted({o.zone for o in it.offerings}),
+                              enabled=self.profile.provider.get("createErrorHandlers"))
+        if c.handler:
+            return LaunchFailure(c.error_kind, c.reason, c.message, code, attempted, classified=c)
+        return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to create AKS machine "{name}" during '
+                             f"{phase}, unhandled provisioning error: code={code}, message={message}", code, attempted,
+                             classified=c)
+
+    def _delete_machine(self, name: str, after_failed_create: bool = False) -> str | None:
+        """deleteMachine: POST deleteMachines for the one machine and wait; the error's text, or None. After a failed
+        create a refusal other than not-found is logged (BeginCreate)."""
+        try:
+            self.call("machine.delete", lambda: self.aks.begin_delete([name])).result()
+            return None
+        except HttpResponseError as e:
+            if after_failed_create and getattr(e, "status_code", None) != 404 and error_code(e) != "NotFound":
+                self.event("instance", "failed to delete AKS machine after failed creation",
+                           f"{name}: {error_text(e)}")
+            return error_text(e)
+
+    def delete_machine(self, name: str) -> None:
+        """DefaultAKSMachineProvider.Delete: GET the machine first; gone or being deleted means nothing to do, else
+        deleteMachine. A failed delete is logged (the finalizer calls Delete again)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+        except ResourceNotFoundError:
+            return
+        except HttpResponseError as e:
+            self.event("cloudprovider", "failed to delete instance", f"{name}: {error_text(e)}")
+            return
+        if provisioning_state(got) == "deleting":
+            return
+        err = self._delete_machine(name)
+        if err is not None:
+            self.event("cloudprovider", "failed to delete instance", f"{name}: {err}")
+
     def unavailable_offerings(self, known: list, claim_reqs: Requirements, below: float | None = None) -> tuple:
         """The offerings a NodeClaim allows that are unavailable (cheaper than `below`), as (instance type, zone,
         capacity type): of every type it names, whatever its availability (an instance type's zone and
@@ -637,7 +822,12 @@ class AzureProvider:
     def delete(self, vm_name: str) -> None:
         """DefaultVMProvider.Delete: GET the VM first; gone means nothing to do (its NIC, if any,
         is left to the NIC garbage collector), being deleted means wait, else cleanup without
-        mustDeleteNic. A failed GET is logged and the VM left to the instance garbage collector."""
+        mustDeleteNic. A failed GET is logged and the VM left to the instance garbage collector.
+        The VM of an AKS machine goes with its machine (cloudprovider.go Delete: the NodeClaim's machine)."""
+        machine = self.machine_vms.get(vm_name.lower())
+        if machine is not None and self.aks is not None:
+            self.delete_machine(machine)
+            return
         try:
             vm = self.call("vm.get", lambda: self.compute.virtual_machines.get(self.rg, vm_name, **_AS_JSON))
         except ResourceNotFoundError:

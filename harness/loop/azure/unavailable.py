@@ -160,11 +160,16 @@ class Classified:
 
 
 def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, instance_type, zone: str,
-                      capacity_type: str, all_zones: list[str], enabled: list[str] | None = None) -> Classified:
+                      capacity_type: str, all_zones: list[str], enabled: list[str] | None = None,
+                      path: str = "vm") -> Classified:
     """Run the handler table over an ARM error (code + full text) and apply its cache marks.
     `enabled` names the handlers a provider version has (profile `provider.createErrorHandlers`;
-    default all): e.g. before #892 (v1.4.0) the three allocation handlers did not exist (R15)."""
+    default all): e.g. before #892 (v1.4.0) the three allocation handlers did not exist (R15).
+    `path`: the handlers' table (an entry's `path`, default vm): machineBeginCreate for the Machine API's
+    refused PUT."""
     for h in error_handlers():
+        if h.get("path", "vm") != path:
+            continue
         if enabled is not None and h["name"] not in enabled:
             continue
         if h["code"] != code or ("contains" in h and h["contains"] not in text):
@@ -185,6 +190,7 @@ def classify_and_mark(code: str, text: str, *, cache: UnavailableOfferings, inst
             "zone-both": [(zone, c) for c in both],
             "scope-both": [(z, c) for z in scope for c in both],
             "zone-capacity-type": [(zone, capacity_type)],
+            "all-zones-both": [(z, c) for z in all_zones for c in both],
             "none": [],
         }[h["mark"]]
         if h["mark"] == "spot-global":

@@ -44,7 +44,9 @@ class GarbageCollection:
         # zero); a deleting one's instance is termination's (harness/loop/lifecycle/nodetermination.py)
         live = [c for c in s.claims if not c.done and c.launched is not None and c.dis.deleting_since is None]
         # what failed cleanups left (harness/loop/azure/provider.py collect_garbage; a no-op otherwise)
-        s.provider.collect_garbage({s.provider.resource_name(c.result.name) for c in s.claims if not c.done},
+        # (an AKS machine's VM is named by AKS, not for its NodeClaim: its launched name counts as owned too)
+        s.provider.collect_garbage({s.provider.resource_name(c.result.name) for c in s.claims if not c.done}
+                                   | {c.launched.vm_name for c in s.claims if not c.done and c.launched is not None},
                                    eventually=force)
         if force:
             self._last_forced = s.clock.now()

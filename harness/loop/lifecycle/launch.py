@@ -19,6 +19,7 @@ from harness.loop.azure.provider import Launched, LaunchFailure
 from harness.loop.lifecycle.liveness import unlaunched_timeout
 from harness.loop.state import Claim, LoopState
 from harness.loop.lifecycle.termination import Termination
+from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 from harness.model.values.resources import format_resource_list
 from harness.model.labels.writers import resolved_requirement_labels
 
@@ -134,6 +135,11 @@ class Launch:
             labels.update(resolved_requirement_labels(s.profile, c.requirements, s.rng))
         labels.update(own)
         c.obj["metadata"]["labels"] = labels
+        if out.machine_id:
+            # BuildNodeClaimFromAKSMachineTemplate: the NodeClaim names its AKS machine (provider v1.14.0
+            # pkg/providers/instance/aksmachineinstanceutils.go)
+            c.obj["metadata"]["annotations"] = {**(c.obj["metadata"].get("annotations") or {}),
+                                                MACHINE_ANNOTATION: out.machine_id}
         it = out.instance_type
         c.obj["status"] = {"providerID": out.provider_id,
                            "capacity": format_resource_list(it.capacity),

@@ -536,12 +536,15 @@ def source_kind(path: tuple) -> tuple[str, tuple[str, ...]]:
     if path[:2] == ("provider", "compiledPrices"):
         return "list", ("pkg/providers/pricing/zz_generated.pricing.go",)
     dotted = ".".join(path)
-    for p in probes_spec():
-        if dotted == p["fact"] or p["fact"].startswith(dotted + ".") or dotted.startswith(p["fact"] + "."):
-            if p.get("module") == "core":
-                return "core", ("go.mod",)
-            return "probe", tuple(sorted({str(Path(g).parent) if "*" in g else g for g in p["files"]}
-                                         | set(p.get("reads") or ())))
+    matching = [p for p in probes_spec()
+                if dotted == p["fact"] or p["fact"].startswith(dotted + ".") or dotted.startswith(p["fact"] + ".")]
+    if matching and matching[0].get("module") == "core":
+        return "core", ("go.mod",)
+    # a report path over several probes (provider.aksMachine): the sources of every provider probe under it
+    sources = {str(Path(g).parent) if "*" in g else g for p in matching if p.get("module") != "core"
+               for g in p["files"]} | {r for p in matching if p.get("module") != "core" for r in p.get("reads") or ()}
+    if sources:
+        return "probe", tuple(sorted(sources))
     return "labels", ("pkg/apis/v1beta1", "pkg/apis/v1alpha2")
 
 

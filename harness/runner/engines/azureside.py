@@ -61,3 +61,24 @@ def fake_azure(scenario: Scenario, clock: SimClock):
     for f in given.get("faults") or []:
         fake.add_fault(f)
     return fake
+
+
+def machines_pool(cfg: dict):
+    """The agent pool the AKS Machine API modes create machines in, for cluster settings `cfg` (cluster_settings):
+    the controller's cluster resource group (ARM_RESOURCE_GROUP) and machines pool (AKS_MACHINES_POOL_NAME) of
+    harness/data/real-engine.yaml, the scenario's cluster name: one pool for both engines."""
+    from harness.loop.azure.aksapi import MachinesPool
+    from harness.runner.engines.real.controller.settings import engine_data
+    data = engine_data()
+    return MachinesPool(data["environment"]["ARM_RESOURCE_GROUP"], cfg["clusterName"], data["machines_pool"])
+
+
+def add_machines_pool(fake, cfg: dict, profile) -> None:
+    """The machines pool (machines_pool) in the fake, in Machines mode, with the labels AKS writes on its nodes
+    (real-engine.yaml aks_pool_labels) and the cluster's subnet."""
+    from harness.runner.engines.real.controller import settings
+    where = machines_pool(cfg)
+    fake.add_agent_pool(where.resource_group, where.cluster, where.pool, cfg["nodeResourceGroup"],
+                        settings.aks_pool_labels(profile, cfg),
+                        subnet_id=settings.subnet_id(fake.subscription_id, cfg["nodeResourceGroup"],
+                                                     cfg.get("subnetName") or "aks-subnet"))

@@ -7,6 +7,7 @@ import functools
 
 from harness.backends.base import APIRejected, Cluster
 from harness.loop.assumed import TIMING_KEYS
+from harness.loop.azure.aksapi import AKSMachines
 from harness.loop.clock import SimClock, start_of
 from harness.loop.kube.kubectl import KubectlError
 from harness.loop.result import RunResult
@@ -14,10 +15,11 @@ from harness.loop.simulation import SimConfig, Simulation, iteration_bound
 from harness.loop.scheduling.why import explain_pending
 from harness.model.azure import instancetypes as itmod
 from harness.model.azure import itcache
+from harness.model.labels.aksmachine import is_machine_mode
 from harness.model.values.durations import scenario_duration
 from harness.model.upstream.knobrelease import knob_release
 from harness.model.upstream.profile import profile_with_knobs
-from harness.runner.engines.azureside import cluster_settings, fake_azure
+from harness.runner.engines.azureside import add_machines_pool, cluster_settings, fake_azure, machines_pool
 from harness.runner.engines.base import NotApplicable, Outcome
 from harness.scenario.expect.match import Mismatch
 from harness.scenario.notices import Notice, emit
@@ -27,16 +29,17 @@ from harness.scenario.steps import StepFailed, evict, play, restrict, workload_o
 
 @functools.lru_cache(maxsize=4)
 def sdk_clients(subscription_id: str) -> tuple:
-    """(transport, compute client, network client), built once per process: building the SDK
+    """(transport, compute client, network client, container service pipeline), built once per process: building the SDK
     clients costs more than a typical scenario's own calls, and they hold no per-run state. The
     transport hands each request to the fake it is `serving` in the calling thread, which skips the
     `requests` session and `responses` matcher of `mock_azure` (fakeazure/transport.py), through a
     pipeline of only the policies that act on such an answer (fakeazure/clients.py in_process)."""
-    from fakeazure.clients import compute_client, network_client
+    from fakeazure.clients import compute_client, containerservice_client, network_client
     from fakeazure.transport import InProcessTransport
     transport = InProcessTransport()
     return (transport, compute_client(None, subscription_id, transport=transport, in_process=True),
-            network_client(None, subscription_id, transport=transport, in_process=True))
+            network_client(None, subscription_id, transport=transport, in_process=True),
+            containerservice_client(None, subscription_id, transport=transport, in_process=True))
 
 
 def prepare_process() -> None:
@@ -142,7 +145,12 @@ class SimulatedRun:
         clock = SimClock(start_of(scenario.given))      # a dump's time (given.startTime) or EPOCH
         self.fake = fake_azure(scenario, clock)
         # real backends talk to a loopback kube-apiserver through `requests` too: let those through
-        transport, compute, network = sdk_clients(self.fake.subscription_id)
+        transport, compute, network, containerservice = sdk_clients(self.fake.subscription_id)
+        aks = None
+        if is_machine_mode(cfg.cluster.provision_mode):
+            # the Machine API modes create AKS machines in the pool the real engine's controller uses too
+            add_machines_pool(self.fake, self.settings, prof)
+            aks = AKSMachines(containerservice, machines_pool(self.settings))
         self.context = contextlib.ExitStack()
         if cluster.backend == "embedded":
             # nothing in the run goes through `requests`: the transport's guard is mock_azure's without the patch
@@ -150,7 +158,8 @@ class SimulatedRun:
         else:
             self.context.enter_context(fakeazure.mock_azure(self.fake, passthrough=True))
             self.context.enter_context(transport.serving(self.fake))
-        self.sim = Simulation(cfg, cluster, self.fake, compute, network, clock, it_cache=instance_type_cache())
+        self.sim = Simulation(cfg, cluster, self.fake, compute, network, clock, it_cache=instance_type_cache(),
+                              aks=aks)
 
     def apply(self, manifests: list[dict]) -> None:
         self.sim.apply(manifests)                  # Simulation.apply copies them (and updates what exists)

@@ -126,3 +126,18 @@ def test_scenario_duration():
     assert [scenario_duration(x) for x in ("90s", "10m", "23h", "250ms", 5)] == [90, 600, 82800, 0.25, 5]
     with pytest.raises(ValueError):
         scenario_duration("soon")
+
+
+def test_the_machine_api_begin_create_handlers_are_their_own_table():
+    # aksmachinebegincreateerrorhandlers.go: every zone, both capacity types, 23 h; never on the VM path
+    text = "VMSizeNotSupported: Virtual Machine size: 'Standard_D16s_v3' is not supported for subscription s"
+    assert classify_and_mark("VMSizeNotSupported", text, cache=cache(), instance_type=IT, zone="southcentralus-1",
+                             capacity_type="on-demand", all_zones=ZONES).handler == ""
+    c = cache()
+    out = classify_and_mark("BadRequest", text, cache=c, instance_type=IT, zone="southcentralus-1",
+                            capacity_type="on-demand", all_zones=ZONES, path="machineBeginCreate")
+    assert (out.handler, out.reason, out.ttl) == ("VMSizeNotSupportedBadRequest", "SKUNotAvailable", 23 * 3600)
+    assert set(out.marked) == {(z, ct) for z in ZONES for ct in ("on-demand", "spot")}
+    assert out.message.startswith("VM size Standard_D16s_v3 is not supported for this subscription")
+    assert classify_and_mark("BadRequest", "BadRequest: other", cache=cache(), instance_type=IT, zone="0",
+                             capacity_type="spot", all_zones=ZONES, path="machineBeginCreate").handler == ""

@@ -26,7 +26,7 @@ def test_modes_per_release():
     assert "aksmachineapiheaderbatch" not in load_profile("v1.10.2").provision_modes
     assert load_profile("v1.14.2").provision_modes[-1] == "aksmachineapiheaderbatch"
     assert is_machine_mode("aksmachineapiheaderbatch") and not is_machine_mode("bootstrappingclient")
-    assert writer() == "aks" and len(not_modeled()) == 4
+    assert writer() == "aks" and len(not_modeled()) == 2
 
 
 def test_v1_14_strips_aks_kubelet_managed_and_forbidden_labels():

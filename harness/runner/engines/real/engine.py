@@ -38,7 +38,7 @@ from harness.model.values.durations import scenario_duration
 from harness.model.upstream.knobrelease import knob_release
 from harness.model.azure.params import ClusterParams
 from harness.model.upstream.releases import modeled
-from harness.runner.engines.azureside import cluster_settings, fake_azure
+from harness.runner.engines.azureside import add_machines_pool, cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
 from harness.runner.engines.real.outcome import applicability, windows
 from harness.runner.engines.real.cluster import csi, existing, history, jobruns, verbs
@@ -507,11 +507,7 @@ class RealRun:
             self.cfg = cfg = cluster_settings(scenario)
             # the agent pool the AKS Machine API modes create machines in, in the controller's cluster resource
             # group (ARM_RESOURCE_GROUP, real-engine.yaml) and cluster (CLUSTER_NAME)
-            fake.add_agent_pool(settings.engine_data()["environment"]["ARM_RESOURCE_GROUP"], cfg["clusterName"],
-                                settings.engine_data()["machines_pool"], cfg["nodeResourceGroup"],
-                                settings.aks_pool_labels(load_profile(answering or profile), cfg),
-                                subnet_id=settings.subnet_id(fake.subscription_id, cfg["nodeResourceGroup"],
-                                                             cfg.get("subnetName") or "aks-subnet"))
+            add_machines_pool(fake, cfg, load_profile(answering or profile))
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
