@@ -24,6 +24,7 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from harness.backends.base import KARPENTER, APIRejected
 from harness.model.azure.instancetypes import InstanceTypeSet
 from harness.model.labels.requirements import Requirement, Requirements
 from harness.model.labels.wellknown import NODEPOOL
@@ -209,14 +210,19 @@ class NodeOverlays:
 
 
 def _write_status(s: "LoopState", overlays: list[dict], store: OverlayStore) -> None:
-    """updateOverlayStatuses: ValidationSucceeded and Ready on each overlay."""
+    """updateOverlayStatuses: ValidationSucceeded on each overlay, and the Ready condition operatorpkg derives from
+    it (Ready, or UnhealthyDependents "ValidationSucceeded=False", as on an AKSNodeClass held back)."""
     for o in overlays:
         ok, reason, message = store.verdicts.get(o["metadata"]["name"], (True, CONDITION, ""))
-        conds = [s.condition(CONDITION, ok, reason, message), s.condition("Ready", ok, reason, message)]
+        conds = [s.condition(CONDITION, ok, reason, message),
+                 s.condition("Ready", ok, "Ready" if ok else "UnhealthyDependents", "" if ok else f"{CONDITION}=False")]
         current = s.cluster.get("NodeOverlay", o["metadata"]["name"])
         if current is None:
             continue
         current["status"] = {"conditions": conds}
-        s.cluster.update_status(current)
+        try:
+            s.cluster.update_status(current, KARPENTER)
+        except APIRejected:
+            continue
         s.decide("nodeoverlay", "validated" if ok else "conflict", f"NodeOverlay/{o['metadata']['name']}",
                  "ValidationSucceeded" if ok else message)

@@ -6,7 +6,8 @@ import pytest
 from harness.loop.provisioning.nodeoverlay import adjusted_price, evaluate, order_by_weight
 from harness.model.labels.semantics import semantics_for
 from harness.model.upstream.profile import load_profile
-from tests.loop.loopkit import nodepool
+from harness.model.azure.instancetypes import NodeClassParams
+from tests.loop.loopkit import nodepool, pod
 from tests.model.azure.test_instancetypes import build
 
 PROFILE = load_profile("upstream")
@@ -70,3 +71,27 @@ def test_an_overlay_for_another_nodepool_selects_nothing():
     o["spec"]["requirements"].append({"key": "karpenter.sh/nodepool", "operator": "In", "values": ["gpu"]})
     store, its = _store(o)
     assert store.apply("default", its) is its
+
+
+def _conditions(sim, name):
+    return {c["type"]: (c["status"], c["reason"]) for c in sim.state.cluster.get("NodeOverlay", name)["status"]["conditions"]}
+
+
+def test_the_gate_on_a_conflict_is_written_and_the_winner_applies(embedded):
+    from tests.loop.loopkit import launched, simulation
+    with simulation(embedded, [_overlay("x", price="5", weight=3), _overlay("y", types=(D2, D4), price="0.001",
+                                                                               weight=3)]) as sim:
+        sim.state.cfg.feature_gates = {"NodeOverlay": True}
+        claim = launched(sim, pod("a", cpu="500m"))
+        assert claim.launched is not None
+        assert _conditions(sim, "y")["ValidationSucceeded"] == ("True", "ValidationSucceeded")
+        assert _conditions(sim, "x") == {"ValidationSucceeded": ("False", "Conflict"),
+                                         "Ready": ("False", "UnhealthyDependents")}
+
+
+def test_the_gate_off_leaves_the_types_alone(embedded):
+    from tests.loop.loopkit import simulation
+    with simulation(embedded, [_overlay("cheap", price="0.01")]) as sim:
+        its = sim.state.provider.instance_types(NodeClassParams())
+        assert sim.state.overlays.instance_types(sim.state, "default", its) is its
+        assert "status" not in sim.state.cluster.get("NodeOverlay", "cheap")
