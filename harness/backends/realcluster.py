@@ -276,9 +276,12 @@ class RealCluster:
           judged by its own version's rules, as the API server judges a request before converting it (the
           run's release profile's, `conversion_profile`: the API server cannot, the conversion webhook being
           off here, DISABLE_WEBHOOK), then converted as that webhook would store it;
+        - a kind the release ships no CRD for (a NodeOverlay before provider v1.7.2): refused as kubectl reports it;
         - anything else (provider v0.5's v1beta1 at its own path) as it is."""
         kind = obj.get("kind")
         served = self.release_served.get(kind)
+        if kind == "NodeOverlay" and self.release_served and not served:
+            raise APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{obj.get("apiVersion")}"')
         if kind not in apiversions.GROUPS or not served:
             return obj
         group, _, version = str(obj.get("apiVersion") or "").rpartition("/")
