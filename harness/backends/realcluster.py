@@ -40,7 +40,8 @@ RESET_NAMESPACED = ("Pod", "Event", "Deployment", "StatefulSet", "DaemonSet", "J
 # system-cluster-critical), which it creates only at start (k8s.io/kubernetes v1.36.3 pkg/registry/scheduling/rest
 # storage_scheduling.go AddSystemPriorityClasses)
 SYSTEM_PRIORITY_PREFIX = "system-"
-RESET_CLUSTER = ("NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass", "RuntimeClass")
+RESET_CLUSTER = ("NodeOverlay", "NodeClaim", "NodePool", "AKSNodeClass", "Node", "PersistentVolume", "StorageClass",
+                 "RuntimeClass")
 # What reset() waits to be gone. Not Events: with kube-scheduler / kube-controller-manager running,
 # the deletions themselves produce new events for a moment, so Events are deleted once more at the end.
 RESET_WAIT = RESET_CLUSTER + tuple(k for k in RESET_NAMESPACED if k != "Event")

@@ -123,7 +123,8 @@ def spec_schema(profile: Profile, kind: str) -> dict | None:
             patch_requirements(_at(schema, "template.spec.requirements"), profile, NODEPOOL_REQUIREMENTS)
         elif kind == "NodeOverlay":
             # the provider's hack/validation/requirements.sh adds its key rules to the NodeOverlay CRD as to the
-            # NodePool's (github.com/Azure/karpenter-provider-azure v1.14.2 pkg/apis/crds/karpenter.sh_nodeoverlays.yaml):
+            # NodePool's (github.com/Azure/karpenter-provider-azure v1.14.2
+            # pkg/apis/crds/karpenter.sh_nodeoverlays.yaml):
             # the rules the release's CRD has, by message, in the profile's rendering (harness.model.crd.cel parses
             # these, not the shipped text); its own list rules and operators stay as core wrote them
             key = _at(schema, "requirements")["items"]["properties"]["key"]

@@ -74,7 +74,8 @@ def test_an_overlay_for_another_nodepool_selects_nothing():
 
 
 def _conditions(sim, name):
-    return {c["type"]: (c["status"], c["reason"]) for c in sim.state.cluster.get("NodeOverlay", name)["status"]["conditions"]}
+    conditions = sim.state.cluster.get("NodeOverlay", name)["status"]["conditions"]
+    return {c["type"]: (c["status"], c["reason"]) for c in conditions}
 
 
 def test_the_gate_on_a_conflict_is_written_and_the_winner_applies(embedded):
