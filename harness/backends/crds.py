@@ -43,10 +43,11 @@ AZURE_MODULE = "github.com/Azure/karpenter-provider-azure"
 CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 HASH_ANNOTATION = "karpenter-harness/render-hash"
 PROFILE_ANNOTATION = "karpenter-harness/profile"
-RENDER_REVISION = "6"    # bump when the patching below changes (part of the cache key)
+RENDER_REVISION = "7"    # bump when the patching below changes (part of the cache key)
 
 NODEPOOLS = "nodepools.karpenter.sh"
 NODECLAIMS = "nodeclaims.karpenter.sh"
+NODEOVERLAYS = "nodeoverlays.karpenter.sh"
 AKSNODECLASSES = "aksnodeclasses.karpenter.azure.com"
 
 
@@ -65,6 +66,7 @@ def _upstream_files() -> dict[str, Path]:
     azure = binaries.go_module_dir(AZURE_MODULE, v[AZURE_MODULE]) / "pkg/apis/crds"
     return {NODEPOOLS: core / "karpenter.sh_nodepools.yaml",
             NODECLAIMS: core / "karpenter.sh_nodeclaims.yaml",
+            NODEOVERLAYS: core / "karpenter.sh_nodeoverlays.yaml",
             AKSNODECLASSES: azure / "karpenter.azure.com_aksnodeclasses.yaml"}
 
 
@@ -153,6 +155,17 @@ def _patch_nodeclaim(crd: dict, profile) -> None:
     _patch_requirements(_at(schema, "spec.requirements"), profile, crdrules.NODECLAIM_REQUIREMENTS)
 
 
+def _patch_nodeoverlay(crd: dict, profile) -> None:
+    """The release's own NodeOverlay `spec` schema, the one the embedded API server judges with
+    (harness.model.crd.rules.spec_schema: the provider's requirement-key rules rendered from the profile). A
+    release without the kind keeps core's CRD installed; its objects are refused before they are sent
+    (harness.model.crd.apiversions overlay_rejection)."""
+    from harness.model.crd import rules as crdrules
+    spec = crdrules.spec_schema(profile, "NodeOverlay")
+    if spec is not None:
+        _version(crd, "v1alpha1")["schema"]["openAPIV3Schema"]["properties"]["spec"] = copy.deepcopy(spec)
+
+
 def _patch_aksnodeclass(crd: dict, profile) -> None:
     """The module's v1beta1 AKSNodeClass is installed unchanged (defaults and CEL rules included)
     when the profile carries its admission schema (harness.model.crd.aksnodeclass). A profile without
@@ -184,7 +197,7 @@ def _strip(crd: dict) -> dict:
 
 
 def render_crds(profile_name) -> list[dict]:
-    """NodePool, NodeClaim and AKSNodeClass CRDs judging with the profile's rules. `profile_name`
+    """NodePool, NodeClaim, NodeOverlay and AKSNodeClass CRDs judging with the profile's rules. `profile_name`
     is a profile name or a Profile (one carrying a scenario's knobs).
 
     Cached on disk under <harness cache>/crds/<profile>-<hash>.json (hash of module versions, the
@@ -210,6 +223,8 @@ def render_crds(profile_name) -> list[dict]:
             _patch_nodepool(crd, profile)
         elif name == NODECLAIMS:
             _patch_nodeclaim(crd, profile)
+        elif name == NODEOVERLAYS:
+            _patch_nodeoverlay(crd, profile)
         else:
             _patch_aksnodeclass(crd, profile)
         ann = crd["metadata"].setdefault("annotations", {})

@@ -21,7 +21,7 @@ from harness.backends.kinds import KINDS, Kind
 from harness.model.crd.schema import prune
 from harness.model.labels.policy import kubelet_flag_error, node_restriction_forbids
 from harness.model.upstream.profile import DEFAULT_PROFILE, load_profile
-from harness.model.crd import aksnodeclass, apiversions
+from harness.model.crd import aksnodeclass, apiversions, nodeoverlay, rules as crdrules
 from harness.model.kube import limitranger, poddefaults, podvalidation, priorityclass, quota, runtimeclass
 from harness.model.crd.validation import admission_rejection, parse_version
 
@@ -164,6 +164,11 @@ class EmbeddedCluster:
                 if prune(spec, schema, "spec"):
                     obj = {**obj, "spec": spec}
             obj = apiversions.to_model_version(obj)
+        elif kind == "NodeOverlay" and (schema := crdrules.spec_schema(self.profile, kind)) is not None:
+            admitted = nodeoverlay.admit(obj, schema, parse_version(self.server_version), old)
+            if admitted.errors:
+                raise nodeoverlay.rejection(obj, admitted.errors)
+            obj = admitted.obj
         elif kind == "AKSNodeClass" and (schema := apiversions.nodeclass_schema(obj, self.profile)) is not None:
             admitted = aksnodeclass.admit(obj, schema, parse_version(self.server_version), old)
             if admitted.errors:

@@ -40,6 +40,9 @@ KINDS: dict[str, Kind] = {k.kind: k for k in (
     Kind("NodePool", "karpenter.sh", "v1", "nodepools", False),
     Kind("NodeClaim", "karpenter.sh", "v1", "nodeclaims", False),
     Kind("AKSNodeClass", "karpenter.azure.com", "v1beta1", "aksnodeclasses", False),
+    # core v1.7.0+ (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1alpha1/nodeoverlay.go); an older release has no
+    # such kind (harness.model.crd.apiversions served_rejection)
+    Kind("NodeOverlay", "karpenter.sh", "v1alpha1", "nodeoverlays", False),
     # what the API server's admission reads when a pod is created (Priority, LimitRanger, ResourceQuota), and a
     # ReplicaSet that no Deployment owns
     Kind("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False),
@@ -61,6 +64,7 @@ API_VERSIONS = {
     "NodePool": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
     "NodeClaim": {"karpenter.sh/v1", "karpenter.sh/v1beta1"},
     "AKSNodeClass": {"karpenter.azure.com/v1beta1", "karpenter.azure.com/v1alpha2"},
+    "NodeOverlay": {"karpenter.sh/v1alpha1"},
     "Pod": {"v1"}, "Namespace": {"v1"}, "PersistentVolume": {"v1"}, "PersistentVolumeClaim": {"v1"},
     "Deployment": {"apps/v1"}, "StatefulSet": {"apps/v1"}, "DaemonSet": {"apps/v1"}, "StorageClass": {"storage.k8s.io/v1"},
     "PodDisruptionBudget": {"policy/v1"}, "Job": {"batch/v1"}, "CronJob": {"batch/v1"},
@@ -73,7 +77,7 @@ API_VERSIONS = {
 # the claims that name them: kube-controller-manager's PV controller marks a claim bound to a volume it
 # cannot find Lost at once (kubernetes v1.36.3 pkg/controller/volume/persistentvolume/pv_controller.go
 # syncBoundClaim), and Karpenter ignores its pods until a later resync binds them again
-APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "StorageClass": 3, "PersistentVolume": 3,
+APPLY_ORDER = {"Namespace": 0, "AKSNodeClass": 1, "NodePool": 2, "NodeOverlay": 2, "StorageClass": 3, "PersistentVolume": 3,
                "PodDisruptionBudget": 3, "RuntimeClass": 3, "PersistentVolumeClaim": 4, "DaemonSet": 5,
                "Deployment": 6, "StatefulSet": 6, "Job": 6, "CronJob": 6, "Pod": 7,
                # before any workload: admission reads them when its pods are created

@@ -18,6 +18,7 @@ from harness.loop.result import LabelWrite, NodeClaimResult, NodePoolResult, Nod
 from harness.loop.scheduling.scheduler import Template
 from harness.loop.azure.unavailable import UnavailableOfferings
 from harness.loop.scheduling.volumes import VolumeModel
+from harness.loop.provisioning.nodeoverlay import NodeOverlays
 from harness.model.kube import podtermination
 from harness.model.upstream import releases
 from harness.model.upstream.corebehaviour import SCOPES, CoreBehaviour
@@ -168,6 +169,7 @@ class LoopState:
         self.decisions = DecisionLog(clock, self.core, self.result.decisions)
         self.decide = self.decisions.decide
         self.disruption.recorder = Recorder(self)
+        self.overlays = NodeOverlays()             # core's NodeOverlay store (harness/loop/provisioning/nodeoverlay.py)
 
     # -- names and the trace ----------------------------------------------------------------------
     def max_instance_types(self) -> int:

@@ -1,5 +1,5 @@
 """What the API server would refuse of a scenario's manifests, found before any run (`harness validate`): a
-NodePool, NodeClaim or AKSNodeClass at a profile's release, a PriorityClass or LimitRange at any.
+NodePool, NodeClaim, AKSNodeClass or NodeOverlay at a profile's release, a PriorityClass or LimitRange at any.
 
 A NodePool, NodeClaim or AKSNodeClass the release's CRDs refuse never exists in the run: its pods stay
 pending and, without an expectation naming it, the run would pass. The run fails such a scenario
@@ -11,7 +11,7 @@ Its words are those of the API server the run emulates: the scenario's `given.cl
 """
 from __future__ import annotations
 
-from harness.model.crd import aksnodeclass, apiversions
+from harness.model.crd import aksnodeclass, apiversions, nodeoverlay, rules as crdrules
 from harness.model.kube import limitranger, priorityclass
 from harness.model.kube.apistatus import APIRejected
 from harness.model.azure.params import ClusterParams
@@ -23,7 +23,9 @@ from harness.scenario.load import Scenario
 EXPECT_KEYS = {"NodePool": "nodePools", "NodeClaim": None, "AKSNodeClass": "nodeClasses",
                # the same at every release (k8s.io/kubernetes v1.36.3 validation; harness/model/kube/priorityclass.py,
                # limitranger.py): a run reports their refusal as an input error on both engines
-               "PriorityClass": None, "LimitRange": None}
+               "PriorityClass": None, "LimitRange": None,
+               # a release before core v1.7.0 has no such kind; from it, its CRD judges it (crd/nodeoverlay.py)
+               "NodeOverlay": None}
 
 
 def refusal(obj: dict, profile, server_version: str | None = None, classes: list[dict] = ()) -> str | None:
@@ -40,6 +42,12 @@ def refusal(obj: dict, profile, server_version: str | None = None, classes: list
     rejected = apiversions.served_rejection(obj, profile)
     if rejected is None and obj.get("kind") in ("NodePool", "NodeClaim"):
         rejected = admission_rejection(obj, apiversions.admission_profile(obj, profile), server_version)
+    if rejected is None and obj.get("kind") == "NodeOverlay":
+        schema = crdrules.spec_schema(profile, "NodeOverlay")
+        if schema is not None:
+            admitted = nodeoverlay.admit(obj, schema, parse_version(server_version))
+            if admitted.errors:
+                rejected = nodeoverlay.rejection(obj, admitted.errors)
     if rejected is None and obj.get("kind") == "AKSNodeClass":
         schema = apiversions.nodeclass_schema(obj, profile)
         if schema is not None:

@@ -195,6 +195,9 @@ def _one_of_each_kind(cluster) -> None:
     cluster.create(nodeclaim("nc"), KARPENTER)
     cluster.create({"apiVersion": "karpenter.azure.com/v1beta1", "kind": "AKSNodeClass",
                     "metadata": {"name": "default"}, "spec": {}})
+    cluster.create({"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "o"},
+                    "spec": {"requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In",
+                                               "values": ["Standard_D2s_v3"]}], "price": "0.01"}})
     cluster.create(pod("p1"))
     cluster.create(pod("p2", namespace="scenario-b"))
     template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}

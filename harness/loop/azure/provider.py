@@ -418,7 +418,10 @@ class AzureProvider:
         return best
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
-               nodeclass_name: str) -> Launched | LaunchFailure:
+               nodeclass_name: str, decorate=None) -> Launched | LaunchFailure:
+        """`decorate`: the NodeClaim's NodePool's NodeOverlay store, which Create applies to the types it picks
+        from with the NodeOverlay gate on (provider v1.7.2+ pkg/cloudprovider/cloudprovider.go
+        resolveInstanceTypes: instanceTypeStore.ApplyAll)."""
         # NodeClass not found and no compatible instance type are InsufficientCapacity errors
         # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; github.com/Azure/karpenter-provider-azure
         # v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go)
@@ -429,7 +432,8 @@ class AzureProvider:
         # resolveInstanceTypes: only a type whose allocatable holds the NodeClaim's requests (resources.Fits;
         # github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cloudprovider/cloudprovider.go, every release)
         requests = parse_resource_list(((nodeclaim.get("spec") or {}).get("resources") or {}).get("requests"))
-        known = self.instance_types(nodeclass).instance_types
+        built = self.instance_types(nodeclass)
+        known = (decorate(built) if decorate is not None else built).instance_types
         its = [it for it in known
                if names.has(it.name) and it.requirements.intersects_ok(claim_reqs) and fits(requests, it.allocatable())]
         ranked = self.ranked(its, claim_reqs)

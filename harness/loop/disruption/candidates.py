@@ -190,7 +190,8 @@ class Cluster:
             np = self.nodepools.get(np_name)
             ref = (((np or {}).get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
             params = nodeclass_params(self.s, ref.get("name", "")) if np is not None else None
-            its = self.s.provider.instance_types(params).instance_types if params is not None else []
+            its = [] if params is None else \
+                self.s.overlays.instance_types(self.s, np_name, self.s.provider.instance_types(params)).instance_types
             self._its[np_name] = {it.name: it for it in its} or None
         return self._its[np_name]
 

@@ -31,7 +31,7 @@ from harness.model.kube.quota import status_of
 VOLUME_KINDS = ("StorageClass", "PersistentVolume", "PersistentVolumeClaim")
 # kinds whose refusal by the API server is an input error of the run (Workloads.refused), as the real engine
 # reports any refused manifest but a NodePool's, AKSNodeClass's or Pod's (which expectations name)
-REFUSALS_REPORTED = ("PriorityClass", "LimitRange", "ResourceQuota", "ReplicaSet")
+REFUSALS_REPORTED = ("PriorityClass", "LimitRange", "ResourceQuota", "ReplicaSet", "NodeOverlay")
 
 
 class Workloads:

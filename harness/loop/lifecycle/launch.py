@@ -74,7 +74,8 @@ class Launch:
                          (f"NodePool/{c.template.name}",))
             self.termination.delete_claim(c, reason)
             return True
-        out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name)
+        out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name,
+                                lambda its: s.overlays.instance_types(s, c.template.name, its))
         if isinstance(out, LaunchFailure):
             failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
                        "code": out.code, "attempted": out.attempted}

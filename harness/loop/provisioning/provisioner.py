@@ -81,7 +81,7 @@ class Provisioner:
             ref = np["spec"]["template"]["spec"].get("nodeClassRef") or {}
             p = params(ref.get("name", "")) if params is not None else nodeclass_params(s, ref.get("name", ""))
             if p is not None:
-                yield np, s.provider.instance_types(p)
+                yield np, s.overlays.instance_types(s, np["metadata"]["name"], s.provider.instance_types(p))
 
     def daemon_pods(self) -> list[PodView]:
         """The pod Karpenter simulates for each DaemonSet (daemon_pod), in the DaemonSets' order."""

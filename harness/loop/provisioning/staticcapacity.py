@@ -96,7 +96,8 @@ class StaticCapacity:
         params = nodeclass_params(s, ref.get("name", ""))
         if params is None:
             return False
-        t = template_for(np, list(s.provider.instance_types(params).instance_types), s.profile, s.sem, s.core, [])
+        its = s.overlays.instance_types(s, name, s.provider.instance_types(params))
+        t = template_for(np, list(its.instance_types), s.profile, s.sem, s.core, [])
         s.trace(f"NodePool {name}: static, {len(active)} of {replicas} replicas: provisioning {count} NodeClaim(s)")
         made = False
         for _ in range(count):

@@ -7,9 +7,11 @@ import copy
 import json
 
 from harness.model.kube.apistatus import APIRejected
+from harness.model.upstream.corebehaviour import CoreBehaviour
 from harness.model.upstream.profile import Profile
 
 GROUPS = {"NodePool": "karpenter.sh", "NodeClaim": "karpenter.sh", "AKSNodeClass": "karpenter.azure.com"}
+OVERLAY_API_VERSION = "karpenter.sh/v1alpha1"     # the one version core serves (pkg/apis/v1alpha1, v1.7.0-v1.14.0)
 # core v1.0.6 pkg/apis/v1/labels.go / nodepool_conversion.go annotation keys
 KUBELET_COMPATIBILITY_ANNOTATION = "compatibility.karpenter.sh/v1beta1-kubelet-conversion"
 NODECLASS_REFERENCE_ANNOTATION = "compatibility.karpenter.sh/v1beta1-nodeclass-reference"
@@ -37,6 +39,8 @@ def served_rejection(obj: dict, profile: Profile) -> APIRejected | None:
     """The refusal of an object whose apiVersion the release does not serve (None when served, or when
     the profile has no `apis`)."""
     kind = obj.get("kind")
+    if kind == "NodeOverlay":
+        return overlay_rejection(obj, profile)
     if kind not in GROUPS:
         return None
     versions = served(profile, kind)
@@ -45,6 +49,16 @@ def served_rejection(obj: dict, profile: Profile) -> APIRejected | None:
     if not versions or (group == GROUPS[kind] and version in versions):
         return None
     return APIRejected(404, "NotFound", f'no matches for kind "{kind}" in version "{api}"')
+
+
+def overlay_rejection(obj: dict, profile: Profile) -> APIRejected | None:
+    """The refusal of a NodeOverlay at a release whose core has no such kind (core-behaviour.yaml nodeOverlay:
+    core v1.7.0 added karpenter.sh/v1alpha1 NodeOverlay, #2296; the provider's chart ships core's CRDs), or in a
+    version other than v1alpha1."""
+    api = str(obj.get("apiVersion") or "")
+    if api == OVERLAY_API_VERSION and CoreBehaviour.of(profile)["nodeOverlay"]:
+        return None
+    return APIRejected(404, "NotFound", f'no matches for kind "NodeOverlay" in version "{api}"')
 
 
 def admission_profile(obj: dict, profile: Profile) -> Profile:
@@ -168,6 +182,6 @@ def nodeclaim_to_v1(obj: dict) -> dict:
     return out
 
 
-__all__ = ["nodeclaim_to_v1", "served_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
+__all__ = ["nodeclaim_to_v1", "served_rejection", "overlay_rejection", "admission_profile", "nodeclass_schema", "to_model_version", "version_of",
            "served", "storage", "written_api_version", "nodeclaim_nodeclass_ref",
            "nodeclaim_kubelet"]

@@ -102,7 +102,7 @@ _PATCHED: dict[tuple[int, str], tuple[Profile, dict | None]] = {}
 
 
 def spec_schema(profile: Profile, kind: str) -> dict | None:
-    """The NodePool or NodeClaim `spec` schema with the profile's label and requirement rules and
+    """The NodePool, NodeClaim or NodeOverlay `spec` schema with the profile's label and requirement rules and
     operators rendered in: the same patches harness.backends.crds applies to the CRDs the local
     backend installs (after github.com/Azure/karpenter-provider-azure v1.14.0 hack/validation/labels.sh and
     hack/validation/requirements.sh, github.com/Azure/karpenter-provider-azure v1.14.0
@@ -121,6 +121,16 @@ def spec_schema(profile: Profile, kind: str) -> dict | None:
             else:
                 labels.pop("x-kubernetes-validations", None)
             patch_requirements(_at(schema, "template.spec.requirements"), profile, NODEPOOL_REQUIREMENTS)
+        elif kind == "NodeOverlay":
+            # the provider's hack/validation/requirements.sh adds its key rules to the NodeOverlay CRD as to the
+            # NodePool's (github.com/Azure/karpenter-provider-azure v1.14.2
+            # pkg/apis/crds/karpenter.sh_nodeoverlays.yaml):
+            # the rules the release's CRD has, by message, in the profile's rendering (harness.model.crd.cel parses
+            # these, not the shipped text); its own list rules and operators stay as core wrote them
+            key = _at(schema, "requirements")["items"]["properties"]["key"]
+            own = {v.get("message") for v in key.get("x-kubernetes-validations") or ()}
+            key["x-kubernetes-validations"] = [r for r in _cel(requirement_key_rules(profile, NODEPOOL_REQUIREMENTS))
+                                               if r["message"] in own]
         else:
             patch_requirements(_at(schema, "requirements"), profile, NODECLAIM_REQUIREMENTS)
     if len(_PATCHED) > 256:

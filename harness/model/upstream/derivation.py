@@ -382,6 +382,8 @@ def _schema_at(schema: dict, dotted: str, path: str) -> dict:
 
 CRD_FILES = {"NodePool": "karpenter.sh_nodepools.yaml", "NodeClaim": "karpenter.sh_nodeclaims.yaml",
              "AKSNodeClass": "karpenter.azure.com_aksnodeclasses.yaml"}
+# CRDs a release ships from some version on: core's NodeOverlay from provider v1.7.2 (core v1.7.0+, #2296)
+LATER_CRD_FILES = {"NodeOverlay": "karpenter.sh_nodeoverlays.yaml"}
 
 
 def _crd_doc(src: Path, file: str) -> dict:
@@ -466,8 +468,9 @@ def _rules_of(schemas: dict[str, dict]) -> dict[str, Any]:
 def crd_facts(src: Path) -> dict[str, Any]:
     """The CEL rules on label keys and requirements, the requirement operators and the required fields
     (pkg/apis/crds), for the storage version (`crd`) and any other served version (`crdVersions`), the
-    API versions served (`apis`) and the admission schemas of AKSNodeClass, NodePool and NodeClaim
-    (`aksNodeClass`, `nodePool`, `nodeClaim`: each served version's `spec` schema)."""
+    API versions served (`apis`) and the admission schemas of AKSNodeClass, NodePool, NodeClaim and, where the
+    release ships its CRD, NodeOverlay (`aksNodeClass`, `nodePool`, `nodeClaim`, `nodeOverlay`: each served
+    version's `spec` schema)."""
     by_version: dict[str, dict[str, dict]] = {}
     storage_name = None
     for kind in ("NodePool", "NodeClaim"):
@@ -483,6 +486,8 @@ def crd_facts(src: Path) -> dict[str, Any]:
                            "aksNodeClass": aksnodeclass_facts(src),
                            "nodePool": spec_schema_facts(src, "NodePool"),
                            "nodeClaim": spec_schema_facts(src, "NodeClaim")}
+    if (src / "pkg/apis/crds" / LATER_CRD_FILES["NodeOverlay"]).is_file():
+        out["nodeOverlay"] = spec_schema_facts(src, "NodeOverlay")
     if others:
         out["crdVersions"] = others
     return out
@@ -520,8 +525,9 @@ def spec_schema_facts(src: Path, kind: str) -> dict[str, Any]:
     """The `spec` schema of each served version of the kind's CRD (pkg/apis/crds, CRD_FILES): the storage
     version's is `spec`, the others' are under `versions`; with each, the scale subresource's
     specReplicasPath when the version has one (`scaleSpecReplicasPath`, NodePool's `.spec.replicas`)."""
-    path = src / "pkg/apis/crds" / CRD_FILES[kind]
-    served, storage = _versions(_crd_doc(src, CRD_FILES[kind]))
+    file = {**CRD_FILES, **LATER_CRD_FILES}[kind]
+    path = src / "pkg/apis/crds" / file
+    served, storage = _versions(_crd_doc(src, file))
 
     def of(v: dict) -> dict[str, Any]:
         spec = (v["schema"]["openAPIV3Schema"].get("properties") or {}).get("spec")

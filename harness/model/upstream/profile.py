@@ -240,11 +240,12 @@ class Profile:
         return (self.raw.get("aksNodeClass") or {}).get("spec")
 
     def crd_spec_schema(self, kind: str) -> dict | None:
-        """The `spec` schema of core's NodePool or NodeClaim CRD (`nodePool` / `nodeClaim` in the
-        profile's data, derived by harness.model.sync: the storage version's, or in a with_crd view the
-        view's version's), before the profile's own label rules are rendered in
-        (harness.model.crd.rules.spec_schema)."""
-        return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim"}[kind]) or {}).get("spec")
+        """The `spec` schema of core's NodePool, NodeClaim or NodeOverlay CRD (`nodePool` / `nodeClaim` /
+        `nodeOverlay` in the profile's data, derived by harness.model.sync: the storage version's, or in a with_crd
+        view the view's version's), before the profile's own label rules are rendered in
+        (harness.model.crd.rules.spec_schema); None for a NodeOverlay at a release without its CRD."""
+        return (self.raw.get({"NodePool": "nodePool", "NodeClaim": "nodeClaim", "NodeOverlay": "nodeOverlay"}[kind])
+                or {}).get("spec")
 
     def crd_scale_replicas_path(self, kind: str) -> str | None:
         """The CRD's scale subresource specReplicasPath (NodePool: `.spec.replicas`), or None."""

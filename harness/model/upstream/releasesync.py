@@ -39,7 +39,7 @@ _TAG = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 # into it (harness.model.upstream.profile `!`).
 REPLACE = {("core", "wellKnownValues"), ("core", "normalizedLabelValues"), ("provider", "imageFamilies"),
            ("provider", "nodeClassHash"),
-           ("aksNodeClass",), ("nodePool",), ("nodeClaim",), ("crdVersions",), ("apis",)}
+           ("aksNodeClass",), ("nodePool",), ("nodeClaim",), ("nodeOverlay",), ("crdVersions",), ("apis",)}
 # Facts that are the release's identity, not its behaviour (left out when deciding what differs).
 IDENTITY = {("release",), ("core", "version"), ("provider", "version")}
 
@@ -426,13 +426,14 @@ def derive_source(src: Path, tag: str, commit: str, date: str, core_dir: Path, c
         facts["provider"]["compiledPrices"] = {"generatedAt": prices[0],
                                                "table": f"{RELEASES_DIR}/{PRICES_DIR}/{price_file_name(prices[0])}"}
     facts = {k: facts[k] for k in ("release", "apis", "core", "crd", "crdVersions", "aksNodeClass", "nodePool",
-                                   "nodeClaim", "provider")
+                                   "nodeClaim", "nodeOverlay", "provider")
              if k in facts}
     head = [
         f"Derived by `python -m harness.model.sync --provider-git` from {origin} (commit {commit[:12]}, {date}) with",
         f"{sync.CORE_MODULE} {core_desc} and {sync.K8S_API_MODULE}@{versions.get(sync.K8S_API_MODULE)}: the",
         "label facts of pkg/apis/{v1beta1,v1alpha2}/labels.go init() over core pkg/apis/{v1,v1beta1}/labels.go, the",
-        "CRDs of pkg/apis/crds (served API versions, CEL rules, required fields, AKSNodeClass/NodePool/NodeClaim",
+        "CRDs of pkg/apis/crds (served API versions, CEL rules, required fields, AKSNodeClass/NodePool/NodeClaim/"
+        "NodeOverlay",
         "spec schemas), and the behaviour probes of harness/data/release-probes.yaml. Do not edit: re-run the sync.",
         "A key ending in `!` replaces the value of the profile it extends (harness.model.upstream.profile).",
     ]
@@ -525,7 +526,8 @@ def diff_facts(old: Release, new: Release) -> list[tuple]:
 
 def source_kind(path: tuple) -> tuple[str, tuple[str, ...]]:
     """(how the fact is derived, the provider paths it is derived from)."""
-    if path[0] in ("crd", "crdVersions", "apis", "aksNodeClass", "nodePool", "nodeClaim") or path[:2] == ("core", "operators"):
+    if path[0] in ("crd", "crdVersions", "apis", "aksNodeClass", "nodePool", "nodeClaim", "nodeOverlay") or \
+            path[:2] == ("core", "operators"):
         return "crds", ("pkg/apis/crds",)
     if path[0] == "tables":
         return {"supported-gpus.yaml": ("gpus", ("pkg/utils/supported-gpus.yaml",)),
