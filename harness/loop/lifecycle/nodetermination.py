@@ -53,20 +53,25 @@ class NodeTermination:
         self._spread_until: dict[str, float] = {}
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
-    def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "") -> None:
+    def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "",
+              deadline: float | None = None) -> None:
         """The NodeClaim is deleted (deletionTimestamp `since`, now unless a dump dates it): termination
         starts on the next pass. `reason`: the disruption's (empty for a delete from outside Karpenter); `by`:
         who deleted it, in words (a step's kubectl verb: loop/kube/kubectl.py). Its one deadline is the
         deletionTimestamp plus the NodeClaim's own terminationGracePeriod (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation),
-        set once: a later change of its NodePool does not move it."""
+        set once: a later change of its NodePool does not move it. `deadline`: a termination time the deleter
+        annotated first (node repair: now), which the lifecycle keeps (no TerminationGracePeriodExpiring event)."""
         s = self.state
         if c.dis.deleting_since is not None:
             return
         now = s.clock.now() if since is None else since
         c.dis.deleting_since, c.dis.deleted_by = now, reason
         tgp = termination_grace_period(c.obj["spec"])
-        if tgp is not None:
+        if deadline is not None:
+            c.dis.termination_time = deadline
+            c.obj["metadata"].setdefault("annotations", {})[TERMINATION_ANNOTATION] = rfc3339(deadline)
+        elif tgp is not None:
             c.dis.termination_time = now + tgp
             ann = c.obj["metadata"].setdefault("annotations", {})
             ann[TERMINATION_ANNOTATION] = rfc3339(c.dis.termination_time)
@@ -78,6 +83,8 @@ class NodeTermination:
             why = f"deleted ({reason})" if reason else f"deleted by {by}" if by else \
                 "deleted: its Node was deleted from outside Karpenter"
             tgp = c.obj["spec"].get("terminationGracePeriod")
+            if deadline is not None:
+                tgp = f"annotated {rfc3339(deadline)}"
             deadline = (f"; terminationGracePeriod {tgp}: every pod still there is deleted by "
                         f"{disruptionwhy.when(s, c.dis.termination_time)} ({rfc3339(c.dis.termination_time)}), "
                         "bypassing PDBs and do-not-disrupt") if tgp is not None and c.dis.termination_time else \
