@@ -464,3 +464,15 @@ def test_cli_against_log_from_a_time_with_a_tolerance(tmp_path, capsys):
     assert "--log-from 'yesterday' is not an RFC 3339 time" in capsys.readouterr().err
     assert cli(["run", str(out), "--log-tolerance", "1m"]) == 2
     assert "--log-tolerance without --against-log" in capsys.readouterr().err
+
+
+def test_node_repair_writes_its_line_on_the_node():
+    """Node repair's delete is core's node.health line about the Node, naming the NodeClaim (core v1.14.0
+    node/health/controller.go deleteNodeClaim), read back as the run's record, not as garbage collection."""
+    o = run(("scenarios/releases/core/node-repair.scenario.yaml", "core-node-repair"), "v1.14.2")
+    text = kl.run_log(o)
+    (line,) = [json.loads(x) for x in text.splitlines() if "unhealthy" in x]
+    assert (line["message"], line["controller"], line["Node"], line["NodeClaim"]) == (
+        "deleting unhealthy node", "node.health", {"name": "aks-default-sick1"}, {"name": "default-sick1"})
+    assert "garbage collecting" not in text
+    assert [e.id for e in kl.read(text)].count("unhealthy") == 1
