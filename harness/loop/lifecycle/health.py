@@ -154,7 +154,7 @@ class NodeHealth:
                          "deleted at once, with no budget and no replacement launched first; its pods are deleted "
                          "bypassing PDBs and do-not-disrupt, and provisioned for again",
                          disruptionwhy.related(c), {"condition": policy["type"], "status": policy["status"]})
-            self.node_termination.begin(c, UNHEALTHY, deadline=now)
+            self.node_termination.begin(c, UNHEALTHY, annotated=now)
             s.result.disruptions.append(disruption_record(s, c, None, None, UNHEALTHY, "repair"))
             progress = True
         return progress
