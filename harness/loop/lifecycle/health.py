@@ -178,15 +178,16 @@ def repair_notice(s: LoopState, health: NodeHealth) -> list[str]:
     if not health.matched or health.enabled():
         return []
     names = ", ".join(f"{n} ({why})" for n, why in sorted(health.matched.items())[:3]) \
-        + (f" and {len(health.matched) - 3} more" if len(health.matched) > 3 else "")
+        + (f" and {len(health.matched) - 3} more" if len(health.matched) > 3 else "") \
+        + (" stays" if len(health.matched) == 1 else " stay")
     if not (s.cfg.feature_gates or {}).get(GATE):
         return [f"node repair is off: core's NodeRepair feature gate is off (given.featureGates.NodeRepair, false by "
-                f"default at every release), so {names} stay(s); with it on, core deletes a node past its repair "
+                f"default at every release), so {names}; with it on, core deletes a node past its repair "
                 "policy's toleration (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/health/controller.go "
                 "Reconcile; the provider's RepairPolicies: Ready False or Unknown for 10 minutes)"]
     if not s.core["nodeRepair"]:
         return [f"node repair does not exist at this release: its core has no node health controller and ignores "
-                f"the NodeRepair feature gate (core v1.1.0 added both, #1793), so {names} stay(s)"]
+                f"the NodeRepair feature gate (core v1.1.0 added both, #1793), so {names}"]
     return [f"node repair does not run at this release: the provider names no repair policies, so core starts no "
             f"node health controller (github.com/Azure/karpenter-provider-azure pkg/cloudprovider/cloudprovider.go "
-            f"RepairPolicies, from v1.4.0), and {names} stay(s)"]
+            f"RepairPolicies, from v1.4.0), and {names}"]
