@@ -87,6 +87,8 @@ class NodeHealth:
         for p in rules:
             cond = _condition(node, p["type"])
             if cond is None or cond.get("status") != p["status"]:
+                # healed (or never so): a later match starts its toleration anew
+                self._seen.pop((node["metadata"]["name"], str(p["type"]), str(p["status"])), None)
                 continue
             ends = self._since(node, cond) + float(p["tolerationSeconds"])
             if best is None or ends < best[1]:

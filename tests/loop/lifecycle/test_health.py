@@ -106,3 +106,23 @@ def test_the_policies_are_the_releases(embedded):
             sim.cluster.update_status(node)
             sim.converge()                       # toleration 0 from provider v1.10.0 (#1512): at once
             assert (c.dis.deleted_by == "Unhealthy") is repaired, profile
+
+
+def test_a_node_ready_again_starts_its_toleration_anew(embedded):
+    from harness.loop.seed import _condition_taints
+    with simulation(embedded, [nodeclass(), nodepool(), deployment("web", replicas=1)]) as sim:
+        _gate(sim)
+        sim.converge()
+        sick = _sick(sim)
+        sim.advance(500)
+        node = sim.cluster.get("Node", sick.node_name)
+        node["status"]["conditions"] = [c for c in node["status"]["conditions"] if c["type"] != "Ready"] \
+            + [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]
+        sim.cluster.update_status(node)
+        _condition_taints(sim.state, sim.cluster.get("Node", sick.node_name), "True")
+        sim.converge()
+        _not_ready(sim, sick.node_name, "False")
+        sim.advance(500)                 # 1,000 s since the first, 500 since the second: within 10 minutes
+        assert sick.dis.deleting_since is None
+        sim.advance(101)
+        assert sick.dis.deleted_by == "Unhealthy"
