@@ -17,9 +17,9 @@ CLAIM_PHASES = ("created", "launched", "registered", "initialized", "disrupting"
 # a disruption record's method (core's ConsolidationType: "empty", "single", "multi"; drift and expiration;
 # the garbage collector's "garbage-collection", a spot eviction among them: sigs.k8s.io/karpenter v1.14.0
 # pkg/controllers/disruption/*.go ConsolidationType, harness/loop/disruption/controller.py
-# record_garbage_collected) as the report says how a NodeClaim went
+# record_garbage_collected; node repair's "repair", loop/lifecycle/health.py) as the report says how a NodeClaim went
 WENT = {"empty": "emptiness", "single": "consolidation", "multi": "consolidation (multi-node)",
-        "garbage-collection": "garbage collection"}
+        "garbage-collection": "garbage collection", "repair": "node repair"}
 _TRACE_TIME = re.compile(r"^\[t=(?P<t>[0-9.]+)s(?:\.\.(?P<u>[0-9.]+)s)?\]")   # fold_trace writes t=A..Bs
 
 

@@ -53,6 +53,7 @@ from harness.loop.lifecycle.registration import Registration
 from harness.loop.state import Claim, LoopState, SeededStream
 from harness.loop.kube.statefulsets import StatefulSets
 from harness.loop.provisioning.staticcapacity import StaticCapacity, static_drift_notice
+from harness.loop.lifecycle.health import NodeHealth, repair_notice
 from harness.loop.lifecycle.termination import Termination
 from harness.loop.kube.workloads import Workloads
 from harness.loop.disruption.memory import Command
@@ -188,6 +189,8 @@ class Simulation:
         self.node_termination = NodeTermination(self.state, self.termination)
         self.queue = Orchestration(self.state, self.provisioner, self.node_termination)
         self.expiration = Expiration(self.state, self.node_termination)
+        # node repair (the NodeRepair gate, the provider's RepairPolicies): loop/lifecycle/health.py
+        self.health = NodeHealth(self.state, self.node_termination)
         # static NodePools (spec.replicas, the StaticCapacity gate): loop/provisioning/staticcapacity.py
         self.static = StaticCapacity(self.state, self.provisioner, self.node_termination, self.termination)
         self.disruption = DisruptionController(self.state, self.provisioner, self.queue)
@@ -553,7 +556,8 @@ class Simulation:
         if offering is not None and not (offering < end and self.provisioner.pending_pods()):
             offering = None
         eviction = getattr(self.fake, "next_eviction", None)
-        times = [t for t in (self.expiration.next_deadline(), next_consolidatable(self.state, nodepools),
+        times = [t for t in (self.expiration.next_deadline(), self.health.next_deadline(),
+                             next_consolidatable(self.state, nodepools),
                              self.node_termination.grace_deadline(), self.jobs.next_deadline(),
                              self.kubelet.next_stop(), liveness + 1 if liveness is not None else None,
                              self.images.relist_at(), self.disruption.next_clock_change(end), offering,
@@ -580,6 +584,7 @@ class Simulation:
         self.podevents.reconcile()
         self.nodeclaim_disruption.observe()
         progress = self.expiration.reconcile()
+        progress |= self.health.reconcile()
         raced = self.cfg.next_command == "raced"
         gone = raced and self._hold_nominations()
         if quiet or self.disruption.pending is not None or (raced and self._terminating()) or gone:
@@ -860,7 +865,8 @@ class Simulation:
                     pr.reason = pr.scheduler_error
         self.templates()
         result.unavailable_offerings = self.unavailable.snapshot()
-        result.core_notices = self.state.core.notices(touched_scopes(self.state)) + static_drift_notice(self.state)
+        result.core_notices = self.state.core.notices(touched_scopes(self.state)) + static_drift_notice(self.state) \
+            + repair_notice(self.state, self.health)
         said = notice(result, self.cfg.timings_given, self._boot_overlapped)
         result.assumed = [said] if said else []
         result.core_consulted = list(self.state.core.consulted())

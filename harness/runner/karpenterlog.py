@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from harness.loop.lifecycle.health import UNHEALTHY
 from harness.loop.lifecycle.launch import ASYNC_PROVISIONING_EVENT
 from harness.loop.history import offset_text
 from harness.model.data import load_yaml
@@ -30,7 +31,7 @@ FRAME_KEYS = frozenset({"level", "time", "ts", "logger", "caller", "message", "m
 # the lifecycle's order of one object's lines logged in the same instant (the simulated clock gives many the
 # same time; the real controller writes them in this order)
 PHASE = {"provisionable": 0, "computed-new": 1, "computed-unready": 2, "created": 3, "launched": 4, "registered": 5,
-         "initialized": 6, "expired": 7, "garbage-collected": 7, "multi-node-timeout": 7, "multi-node-timeout-command": 7,
+         "initialized": 6, "expired": 7, "unhealthy": 7, "garbage-collected": 7, "multi-node-timeout": 7, "multi-node-timeout-command": 7,
          "single-node-timeout": 7, "disrupting": 8, "tainted": 12, "deleted-node": 13, "deleted-nodeclaim": 14}
 # a disruption command's replacement: created by the command, its life after it
 REPLACEMENT_PHASE = {"created": 9, "launched": 10, "registered": 11, "initialized": 11}
@@ -226,6 +227,9 @@ def _disruption_lines(result, core: str, add, nodes: dict) -> None:
                 continue
             if d.get("reason") == "Expired":
                 add(t, "expired", {"Node": {"name": d.get("node")}}, ("NodeClaim", d["nodeClaim"]))
+            elif d.get("reason") == UNHEALTHY:
+                # the Node is what core's node.health reconciles: controller-runtime names it
+                add(t, "unhealthy", {"NodeClaim": {"name": d["nodeClaim"]}}, ("Node", d.get("node") or ""))
             else:
                 add(t, "garbage-collected", {"NodeClaim": {"name": d["nodeClaim"]}, "provider-id": "",
                                              "nodepool": d.get("nodePool")})

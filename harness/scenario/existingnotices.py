@@ -11,14 +11,13 @@ from harness.scenario.notices import Notice
 # what follows a Node's Ready False or Unknown on a cluster that neither engine plays: the taint-eviction controller
 # (k8s.io/kubernetes v1.36.3 pkg/controller/tainteviction) evicts a pod once its toleration of the NoExecute
 # not-ready or unreachable taint runs out, 300 s by default (plugin/pkg/admission/defaulttolerationseconds
-# defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds); core's node repair
-# (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/health, feature gate NodeRepair, off by default) deletes a
-# node the provider's RepairPolicies name after their toleration (github.com/Azure/karpenter-provider-azure
-# v1.14.2 pkg/cloudprovider/cloudprovider.go RepairPolicies: Ready False or Unknown for 10 minutes)
+# defaultNotReadyTolerationSeconds, defaultUnreachableTolerationSeconds). Core's node repair is simulated
+# (harness/loop/lifecycle/health.py) with its feature gate on; a seeded node's condition dates from the run's start.
 NOT_SIMULATED = ("not simulated: kube-controller-manager's taint-based eviction of their pods once the pods' "
-                 "NoExecute tolerations run out (300 s by default), and node repair (core's NodeRepair feature gate, "
-                 "off by default; with it the provider repairs a node NotReady or Unknown for 10 minutes): they "
-                 "stay as seeded, their pods bound")
+                 "NoExecute tolerations run out (300 s by default): they stay as seeded, their pods bound, unless "
+                 "node repair replaces them (core's NodeRepair feature gate, off by default: given.featureGates."
+                 "NodeRepair; with it the provider repairs a node NotReady or Unknown for 10 minutes, counted from "
+                 "the run's start)")
 
 
 def existing_notices(sc) -> list[Notice]:

@@ -325,3 +325,15 @@ def test_a_crash_loop_names_each_exit_and_its_last_log_lines():
     assert text.startswith("the Karpenter controller is in a crash loop: it exited 3 times by itself")
     assert "its next start would wait 20s" in text
     assert "exit 2 at +4.0s: the controller exited (code 2), restarted at +14.0s; last log lines:\n    panic: boom" in text
+
+
+def test_a_node_seeded_not_ready_is_played_unless_it_is_still_in_flight():
+    """The stand-ins hold an initialized node not Ready for good (cluster/existing.py not_ready), so node repair
+    can be judged on the real controller; one still in flight is released Ready when Karpenter launches."""
+    engine = RealEngine.__new__(RealEngine)
+    engine._moves_clock = lambda profile=None: True
+    down = {"nodePool": "web", "instanceType": "Standard_D2s_v3", "ready": False}
+    assert engine._scenario_skip(_sc({"existingNodes": [down]})) is None
+    assert engine._scenario_skip(_sc({"existingNodes": [{**down, "ready": "Unknown"}]})) is None
+    why = engine._scenario_skip(_sc({"existingNodes": [{**down, "initialized": False}]}))
+    assert why.startswith("given.existingNodes[0].ready: a Karpenter node seeded not Ready and still in flight")

@@ -480,3 +480,15 @@ def test_against_log_says_what_it_did_not_compare(tmp_path, capsys):
     said = capsys.readouterr().out
     assert "t [v0.7.5]: nothing compared: " in said and "decision line(s) match" not in said
     assert "; not compared: 118 line(s) the run does not write ('Reconciler error' x118)" in said
+
+
+def test_node_repair_writes_its_line_on_the_node():
+    """Node repair's delete is core's node.health line about the Node, naming the NodeClaim (core v1.14.0
+    node/health/controller.go deleteNodeClaim), read back as the run's record, not as garbage collection."""
+    o = run(("scenarios/releases/core/node-repair.scenario.yaml", "core-node-repair"), "v1.14.2")
+    text = kl.run_log(o)
+    (line,) = [json.loads(x) for x in text.splitlines() if "unhealthy" in x]
+    assert (line["message"], line["controller"], line["Node"], line["NodeClaim"]) == (
+        "deleting unhealthy node", "node.health", {"name": "aks-default-sick1"}, {"name": "default-sick1"})
+    assert "garbage collecting" not in text
+    assert [e.id for e in kl.read(text)].count("unhealthy") == 1

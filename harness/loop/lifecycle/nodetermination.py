@@ -53,20 +53,25 @@ class NodeTermination:
         self._spread_until: dict[str, float] = {}
 
     # -- NodeClaim deletion (lifecycle finalize) ------------------------------------------------------
-    def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "") -> None:
+    def begin(self, c: Claim, reason: str, since: float | None = None, by: str = "",
+              annotated: float | None = None) -> None:
         """The NodeClaim is deleted (deletionTimestamp `since`, now unless a dump dates it): termination
         starts on the next pass. `reason`: the disruption's (empty for a delete from outside Karpenter); `by`:
         who deleted it, in words (a step's kubectl verb: loop/kube/kubectl.py). Its one deadline is the
         deletionTimestamp plus the NodeClaim's own terminationGracePeriod (sigs.k8s.io/karpenter v1.14.0
         pkg/controllers/nodeclaim/lifecycle/controller.go ensureTerminationGracePeriodTerminationTimeAnnotation),
-        set once: a later change of its NodePool does not move it."""
+        set once: a later change of its NodePool does not move it. `annotated`: a termination time the deleter
+        annotated first (node repair: now), which the lifecycle keeps (no TerminationGracePeriodExpiring event)."""
         s = self.state
         if c.dis.deleting_since is not None:
             return
         now = s.clock.now() if since is None else since
         c.dis.deleting_since, c.dis.deleted_by = now, reason
         tgp = termination_grace_period(c.obj["spec"])
-        if tgp is not None:
+        if annotated is not None:
+            c.dis.termination_time = annotated
+            c.obj["metadata"].setdefault("annotations", {})[TERMINATION_ANNOTATION] = rfc3339(annotated)
+        elif tgp is not None:
             c.dis.termination_time = now + tgp
             ann = c.obj["metadata"].setdefault("annotations", {})
             ann[TERMINATION_ANNOTATION] = rfc3339(c.dis.termination_time)
@@ -78,9 +83,11 @@ class NodeTermination:
             why = f"deleted ({reason})" if reason else f"deleted by {by}" if by else \
                 "deleted: its Node was deleted from outside Karpenter"
             tgp = c.obj["spec"].get("terminationGracePeriod")
-            deadline = (f"; terminationGracePeriod {tgp}: every pod still there is deleted by "
+            source = "its termination time annotated by its deleter" if annotated is not None else \
+                f"terminationGracePeriod {tgp}" if tgp is not None else None
+            deadline = (f"; {source}: every pod still there is deleted by "
                         f"{disruptionwhy.when(s, c.dis.termination_time)} ({rfc3339(c.dis.termination_time)}), "
-                        "bypassing PDBs and do-not-disrupt") if tgp is not None and c.dis.termination_time else \
+                        "bypassing PDBs and do-not-disrupt") if source and c.dis.termination_time is not None else \
                 "; no terminationGracePeriod: the drain waits on PDBs and do-not-disrupt pods for as long as they block"
             s.decide("termination", "nodeclaim-deleting", disruptionwhy.subject(c), f"{why}: termination drains "
                      f"its Node, then deletes the instance{deadline}", disruptionwhy.related(c),

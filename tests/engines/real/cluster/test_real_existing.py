@@ -536,3 +536,29 @@ def test_a_seeded_nodeclaim_past_its_consolidate_after_is_awaited_until_core_mar
     assert unmarked(Reads(), names, parse_rfc3339("2026-01-01T01:30:00Z")) == ["due", "recent"]
     objs[("NodePool", "p")]["spec"]["disruption"]["consolidateAfter"] = "Never"
     assert unmarked(Reads(), names, parse_rfc3339("2026-01-01T01:30:00Z")) == []
+
+
+def test_a_node_not_ready_after_its_initialization_is_held_so():
+    """Ready False: its kubelet posts it and keeps it (never released); Unknown: the node lifecycle controller's,
+    and the kubelet renews no Lease."""
+    from harness.runner.engines.real.cluster import existing
+    patches = []
+
+    class Client:
+        def __init__(self, who):
+            self.who = who
+
+        def patch(self, kind, name, body, sub=None):
+            patches.append((self.who.username, kind, name, body["status"]["conditions"][0], sub))
+
+    kubelets = type("K", (), {})()
+    kubelets.not_ready, kubelets.never_ready, kubelets.silent = set(), set(), set()
+    run = type("R", (), {"kubelets": kubelets, "cluster": type("C", (), {"client": staticmethod(Client)})()})()
+    existing.not_ready(run, "web-0", "aks-web-0", "False")
+    existing.not_ready(run, "web-1", "aks-web-1", "Unknown")
+    assert kubelets.not_ready == kubelets.never_ready == {"aks-web-0", "aks-web-1"}
+    assert kubelets.silent == {"aks-web-1"}
+    (who0, _, _, cond0, sub0), (who1, _, _, cond1, _) = patches
+    assert (who0, cond0["status"], cond0["reason"], sub0) == ("system:node:aks-web-0", "False", "KubeletNotReady", "status")
+    assert (cond1["status"], cond1["reason"]) == ("Unknown", "NodeStatusUnknown") and "node-lifecycle" in who1
+    assert cond0["lastTransitionTime"] == cond0["lastHeartbeatTime"]

@@ -934,6 +934,8 @@ def _finish_seeded(run, launch: _Launch, deployments: list[dict]) -> tuple[str, 
                 h["key"] == t["key"] and h.get("effect") == t.get("effect") for h in have)]}
         cluster.client(ADMIN).patch("Node", node_name, patch)
     bind_pods(cluster, node_name, entry, deployments)
+    if entry.get("ready", True) is not True and not launch.uninitialized:
+        not_ready(run, launch.name, node_name, "Unknown" if str(entry.get("ready")) == "Unknown" else "False")
     if entry.get("deleting"):
         # its pods ran before the deletion, as the simulation's seeded pods do: core drains at once, and the
         # eviction API deletes a Pending pod whatever its PodDisruptionBudget (kubernetes v1.36.3
@@ -951,6 +953,25 @@ def _finish_seeded(run, launch: _Launch, deployments: list[dict]) -> tuple[str, 
             raise RuntimeError(f"given.existingNodes[{index}]: NodeClaim {name} was not deleted with its Node "
                                f"in {SEED_TIMEOUT:.0f}s")
     return name, node_name, not launch.uninitialized
+
+
+def not_ready(run, nodeclaim: str, node_name: str, status: str) -> None:
+    """A seeded managed Node that went not Ready after its initialization, from the run's instant (the simulation's
+    loop/seed.py _not_ready): its stand-in kubelet posts Ready False and keeps posting it (`False`), or stops,
+    Lease and all, and the node lifecycle controller's Ready Unknown is written for it (`Unknown`); the node
+    lifecycle controller then taints it. Neither heals it: node repair (NodeRepair) is what may replace it."""
+    from harness.backends.base import NODE_LIFECYCLE, Identity
+    from harness.loop.seed import NOT_READY_CONDITION
+    vm = vm_name_of(nodeclaim).lower()
+    run.kubelets.not_ready.add(vm)
+    run.kubelets.never_ready.add(vm)
+    if status == "Unknown":
+        run.kubelets.silent.add(node_name)
+    now = CLOCK.stamp()
+    cond = {**NOT_READY_CONDITION[status], "lastHeartbeatTime": now, "lastTransitionTime": now}
+    who = NODE_LIFECYCLE if status == "Unknown" else Identity.node(node_name)
+    retry_on_conflict(lambda: run.cluster.client(who).patch("Node", node_name, {"status": {"conditions": [cond]}},
+                                                            sub="status"))
 
 
 def finish_terminating_pods(cluster, pods: list[dict], now: float | None = None) -> None:

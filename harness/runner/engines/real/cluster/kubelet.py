@@ -224,6 +224,7 @@ class Kubelets:
         self._beats: threading.Thread | None = None   # the Lease renewals (start_heartbeats) ...
         self._pool = None                               # ... RENEW_WORKERS at a time
         self._held_nodes: set[str] = set()              # Nodes whose kubelet reports NotReady (not_ready)
+        self.silent: set[str] = set()       # Nodes whose kubelet stopped: no Lease renewed (a seeded Ready Unknown)
         self._stop = threading.Event()
 
     # -- the loop's one entry point ---------------------------------------------------------------
@@ -569,7 +570,9 @@ class Kubelets:
         held = set(self.not_ready)
         self._held_nodes = {rec.node_name for rec in list(self.records.values()) if rec.vm_name.lower() in held}
         vms = self.fake.vm_names(self.rg)
-        beating = [rec.node_name for rec in list(self.records.values()) if rec.registered and rec.vm_name.lower() in vms]
+        silent = set(self.silent)
+        beating = [rec.node_name for rec in list(self.records.values())
+                   if rec.registered and rec.vm_name.lower() in vms and rec.node_name not in silent]
         beating += sorted(list(self.unmanaged))
         if self._pool is None:
             for name in beating:

@@ -36,6 +36,9 @@ _COMMAND_VIA = re.compile(r"^disrupting via (\w+) (\w+), terminating \d+ nodes \
 _VIA_REASONS = {"consolidation": "Underutilized", "drift": "Drifted", "emptiness": "Empty", "expiration": "Expired"}
 EXPIRED_LINE = "deleting expired nodeclaim"
 GC_LINE = "garbage collecting nodeclaim with no cloudprovider representation"
+# node repair's delete (sigs.k8s.io/karpenter v1.14.0 pkg/controllers/node/health/controller.go deleteNodeClaim; its
+# NodeClaim key from core v1.3.0, #1999), which the simulation records as reason Unhealthy, method repair
+UNHEALTHY_LINE = "deleting unhealthy node"
 _METHODS = {"Empty": "empty", "Drifted": "drift", "Expired": "expiration"}
 _BUDGET = re.compile(r"No allowed disruptions for disruption reason (\w+) due to blocking budget")
 # core v0.36's budget is the NodePool's, for every method: one event without a reason (v0.36.1
@@ -105,7 +108,7 @@ def parse_command(rec: dict, index: int) -> Command | None:
 
 
 def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
-    """The disruption commands, and the NodeClaims deleted outside a command as (name, why: expired |
+    """The disruption commands, and the NodeClaims deleted outside a command as (name, why: expired | unhealthy |
     garbage-collected), in log order."""
     commands: list[Command] = []
     others: list[tuple[str, str]] = []
@@ -114,7 +117,7 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
     except OSError:
         return commands, others
     for line in lines:
-        if not any(k in line for k in (COMMAND_LINE, EXPIRED_LINE, GC_LINE, COMMAND_TEXT, COMMAND_VIA)):
+        if not any(k in line for k in (COMMAND_LINE, EXPIRED_LINE, GC_LINE, UNHEALTHY_LINE, COMMAND_TEXT, COMMAND_VIA)):
             continue
         try:
             rec = json.loads(line)
@@ -123,10 +126,10 @@ def read_log(path) -> tuple[list[Command], list[tuple[str, str]]]:
         msg = rec.get("message")
         if (cmd := parse_command(rec, len(commands) + 1)) is not None:
             commands.append(cmd)
-        elif msg in (EXPIRED_LINE, GC_LINE):
+        elif msg in (EXPIRED_LINE, GC_LINE, UNHEALTHY_LINE):
             name = ref_name(rec.get("NodeClaim"))
             if name:
-                others.append((name, "expired" if msg == EXPIRED_LINE else "garbage-collected"))
+                others.append((name, {EXPIRED_LINE: "expired", UNHEALTHY_LINE: "unhealthy"}.get(msg, "garbage-collected")))
     return commands, others
 
 
@@ -287,6 +290,8 @@ def records(watch: DisruptionWatch, commands: list[Command], others: list[tuple[
         rec = base(name)
         if why == "expired":
             rec.update(reason="Expired", method="expiration")
+        elif why == "unhealthy":
+            rec.update(reason="Unhealthy", method="repair")
         else:
             spot = rec["capacityType"] == "spot"
             rec.update(reason="Interrupted" if spot else "InstanceTerminated", method="garbage-collection")
