@@ -15,16 +15,19 @@ pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler).
 from __future__ import annotations
 
 import copy
+from typing import TYPE_CHECKING
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.azure.drift import launch_facts
 from harness.loop.disruption.budgets import disruption_spec
-from harness.loop.state import LoopState
 from harness.loop.result import NodePoolResult
 from harness.model.crd import aksnodeclass
 from harness.model.azure import instancetypes as itmod
 from harness.model.crd.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
 from harness.model.crd.validation import runtime_validation_error
+
+if TYPE_CHECKING:
+    from harness.loop.state import LoopState
 
 # core readiness/controller.go Reconcile: SetFalse(NodeClassReady, "NodeClassNotFound", ...)
 NODECLASS_NOT_FOUND = "NodeClass not found on cluster"

@@ -15,7 +15,7 @@ of harness.model.crd.schema, which NodePool and NodeClaim admission share.
 """
 from __future__ import annotations
 
-from harness.model.kube.apistatus import APIRejected, Cause
+from harness.model.kube.apistatus import APIRejected
 from harness.model.crd.schema import Admitted, FieldError
 from harness.model.crd import schema as crdschema
 
@@ -46,8 +46,4 @@ def admit(obj: dict, schema: dict, server_version: tuple[int, int] = (99, 0), ol
 
 
 def rejection(obj: dict, errs: list[FieldError]) -> APIRejected:
-    name = (obj.get("metadata") or {}).get("name", "")
-    texts = [e.text for e in errs]
-    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
-    return APIRejected(422, "Invalid", f'AKSNodeClass.{GROUP} "{name}" is invalid: {body}',
-                       [Cause(e.field, e.detail) for e in errs])
+    return crdschema.rejection(f"AKSNodeClass.{GROUP}", obj, errs)

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from harness.model.crd import cel, celgo
+from harness.model.kube.apistatus import APIRejected, Cause
 
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 # What the API server appends when a blocking schema error (required, enum, type, too long/many) stops
@@ -58,6 +59,16 @@ class FieldError:
     def text(self) -> str:
         return f"{self.field}: {self.body}"
 
+
+
+def rejection(qualified_kind: str, obj: dict, errs: list[FieldError]) -> APIRejected:
+    """The API server's refusal of a custom resource the schema refused: `<Kind>.<group> "<name>" is invalid:
+    <field>: <body>`, several in brackets (apierrors.NewInvalid)."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    texts = [e.text for e in errs]
+    body = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    return APIRejected(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {body}',
+                       [Cause(e.field, e.detail) for e in errs])
 
 def _go_value(v) -> str:
     """ErrorBody's rendering of a bad value: %v for numbers and bools, %q for strings, else JSON."""
