@@ -20,11 +20,11 @@ from harness.loop.disruption import record as disruptionwhy
 from harness.loop.disruption.orchestration import disruption_record
 from harness.loop.lifecycle.nodetermination import NodeTermination
 from harness.loop.state import Claim, LoopState
+from harness.model.labels.wellknown import NODEPOOL
 from harness.model.values.durations import go_duration_text
 
 GATE = "NodeRepair"
 UNHEALTHY = "Unhealthy"                # the record's reason (core's metrics.UnhealthyReason, "unhealthy")
-NODEPOOL_LABEL = "karpenter.sh/nodepool"
 # health/controller.go allowedUnhealthyPercent, rounded up (intstr.GetScaledValueFromIntOrPercent(.., true))
 ALLOWED_UNHEALTHY_PERCENT = 20
 BLOCKED = "NodeRepairBlocked"          # core pkg/events/reason.go NodeRepairBlocked
@@ -165,9 +165,9 @@ class NodeHealth:
         """isNodePoolHealthy / isClusterHealthy: the event's message when more nodes than 20% (rounded up) of the
         NodeClaim's NodePool (of the cluster, without one) match a policy; "" when repair may go on."""
         s = self.state
-        pool = (c.obj["metadata"].get("labels") or {}).get(NODEPOOL_LABEL)
+        pool = (c.obj["metadata"].get("labels") or {}).get(NODEPOOL)
         nodes = [n for n in s.cluster.list("Node", shared=True)
-                 if pool is None or (n["metadata"].get("labels") or {}).get(NODEPOOL_LABEL) == pool]
+                 if pool is None or (n["metadata"].get("labels") or {}).get(NODEPOOL) == pool]
         unhealthy = sum(1 for n in nodes if _matches(n, policies(s)))
         if unhealthy <= -(-len(nodes) * ALLOWED_UNHEALTHY_PERCENT // 100):
             return ""
