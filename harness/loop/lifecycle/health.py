@@ -191,5 +191,5 @@ def repair_notice(s: LoopState, health: NodeHealth) -> list[str]:
         return [f"node repair does not exist at this release: its core has no node health controller and ignores "
                 f"the NodeRepair feature gate (core v1.1.0 added both, #1793), so {names}"]
     return [f"node repair does not run at this release: the provider names no repair policies, so core starts no "
-            f"node health controller (github.com/Azure/karpenter-provider-azure pkg/cloudprovider/cloudprovider.go "
-            f"RepairPolicies, from v1.4.0), and {names}"]
+            f"node health controller (github.com/Azure/karpenter-provider-azure v1.4.0 pkg/cloudprovider/cloudprovider.go "
+            f"RepairPolicies is the first), and {names}"]
