@@ -14,8 +14,7 @@ or the first instant the loop saw it (a seeded node: the run's start). Why so: d
 """
 from __future__ import annotations
 
-from datetime import datetime
-
+from harness.loop.clock import parse_rfc3339
 from harness.loop.disruption import record as disruptionwhy
 from harness.loop.disruption.orchestration import disruption_record
 from harness.loop.lifecycle.nodetermination import NodeTermination
@@ -52,7 +51,7 @@ def _matches(node: dict, rules: list[dict]) -> bool:
 
 def _parse(stamp: str | None) -> float | None:
     try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() if stamp else None
+        return parse_rfc3339(stamp) if stamp else None
     except ValueError:
         return None
 
