@@ -427,7 +427,7 @@ def _against(args):
         return f"{', '.join(extra)} without --against-log" if extra else None
     since = tolerance = None
     if args.log_from:
-        from harness.loop.clock import parse_rfc3339
+        from harness.model.kube.kubetime import parse_rfc3339
         try:
             since = parse_rfc3339(args.log_from)
         except ValueError:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.model.kube.podtermination import timestamp
+from harness.model.kube.kubetime import rfc3339 as timestamp
 from harness.dump import aksnames
 from harness.runner import karpenterlog as kl
 # the step that checks the log's end starts its description so (report.py reads its mismatches as a dump's)

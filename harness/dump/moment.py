@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.values.durations import go_duration_text
-from harness.model.kube.podtermination import timestamp
+from harness.model.kube.kubetime import rfc3339 as timestamp
 from harness.dump.times import deleted_at
 from harness.scenario.yamlsource import SourceError
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from harness.dump import aksnames, moment as dumpmoment, jsonsource, provisionmode, rymlsource
 from harness.heap import no_collections
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 from harness.model.kube import podtermination
 from harness.dump.times import Newest, NodePodEvents, TimeSource
 from harness.scenario.notices import ObjectNote, plural_kind
@@ -564,7 +564,7 @@ def _still_terminating(pod: dict, kept: dict, dump: Dump) -> None:
     if stop is None or stop >= seen or deadline <= seen:
         return
     kept["metadata"].setdefault("annotations", {})[podtermination.STOPS_AT] = str(stamp)
-    since = podtermination.timestamp(deadline - int(grace))
+    since = rfc3339(deadline - int(grace))
     dump.notes.append(
         f"Pod {meta.get('name')}: deleted at {since} with a {int(grace):,} s grace period and still on its node at "
         f"the dump's time {dump.newest}, which its preStop sleep ({podtermination.prestop_sleep(pod.get('spec') or {})} s) "
@@ -1023,7 +1023,6 @@ def new_scenario(opts: NewOptions) -> tuple[Path, str, list[str]]:
 def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     """new_scenario's work; `share`: the scenario shares what it keeps unchanged of the dump's objects (_kept),
     written once the dump is dropped."""
-    from harness.loop.clock import parse_rfc3339
     from harness.model.upstream.releases import policy_profiles
     from harness.scenario.catalogs import available_catalogs
     from harness.scenario.load import API_VERSION
@@ -1093,7 +1092,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         if opts.at is None and (opts.replay or not dump.newest):
             # from an empty cluster: the clock starts when the log's first pods became provisionable
             first = (log_clock["provisionable"] or [log_clock["start"]])[0]
-            at = _rfc3339(first)
+            at = rfc3339(first)
             notes.append(f"the clock starts at {at}: the log's first decision ({opts.log})")
     if at:
         try:
@@ -1210,7 +1209,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
                           "yours)."
                           + (f" The customer's {release}." if release else "")
                           + (f" Replayed from {at}: the start is the dump as it stood then, and the step at "
-                             f"the dump's time ({_rfc3339(moment.clock)}) holds the expectations." if moment else ""),
+                             f"the dump's time ({rfc3339(moment.clock)}) holds the expectations." if moment else ""),
            "given": given, "manifests": manifests, "expect": expect}
     if steps:
         doc["steps"] = steps
@@ -1317,7 +1316,7 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
     given["profiles"] = given["profiles"][:1] + [p for p in ls.profiles if p not in given["profiles"]] + \
         given["profiles"][1:]
     given["region"] = region
-    given["startTime"] = _rfc3339(ls.start)
+    given["startTime"] = rfc3339(ls.start)
     if ls.given.get("nodeResourceGroup"):
         given["cluster"] = {"nodeResourceGroup": ls.given["nodeResourceGroup"]}
     copies: list[Path] = []
@@ -1380,11 +1379,6 @@ def _log_story(log: str, events: list[tuple[dict, str]]):
     return logstory.read(log, text, events)
 
 
-def _rfc3339(t: float) -> str:
-    import datetime as dt
-    return dt.datetime.fromtimestamp(int(t), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> list[dict]:
     """What the customer's log says happened, as notes with offsets from the scenario's start, and one
     `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
@@ -1399,7 +1393,7 @@ def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> l
     if end is None or end <= start:
         return []
     step = {"advance": go_duration_text(end - start)}
-    notes.append(f"steps: advance {step['advance']}, to the last decision in {log} ({_rfc3339(end)})")
+    notes.append(f"steps: advance {step['advance']}, to the last decision in {log} ({rfc3339(end)})")
     return [step]
 
 

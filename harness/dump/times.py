@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.loop.clock import parse_rfc3339
-from harness.model.kube.podtermination import timestamp as rfc3339
+from harness.model.kube.kubetime import rfc3339
 from harness.scenario.notices import ObjectNote
 
 # an object's top-level fields that hold no timestamp of its own (newest_source skips them)

@@ -5,14 +5,9 @@ has), so an LRO's progress, a spot eviction and an unavailable-offering TTL shar
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp()
-
-
-def parse_rfc3339(text: str) -> float:
-    """A Kubernetes timestamp (`2026-11-20T14:05:00Z`, with fraction or offset) as epoch seconds."""
-    return datetime.fromisoformat(str(text).strip().replace("Z", "+00:00")).timestamp()
+EPOCH = parse_rfc3339("2026-01-01T00:00:00Z")
 
 
 def start_of(given: dict) -> float:
@@ -50,5 +45,5 @@ class SimClock:
         """Now as an RFC 3339 timestamp, formatted once per instant: a pass stamps many conditions and
         events at one instant, and strftime was ~0.5 % of a small run."""
         if self._stamp is None or self._stamp[0] != self._t:
-            self._stamp = (self._t, datetime.fromtimestamp(self._t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            self._stamp = (self._t, rfc3339(self._t))
         return self._stamp[1]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+
+from harness.model.kube.kubetime import rfc3339
 
 CLAIM_PHASES = ("created", "launched", "registered", "initialized", "disrupting", "deleted")
 # a disruption record's method (core's ConsolidationType: "empty", "single", "multi"; drift and expiration;
@@ -24,7 +25,7 @@ _TRACE_TIME = re.compile(r"^\[t=(?P<t>[0-9.]+)s(?:\.\.(?P<u>[0-9.]+)s)?\]")   # 
 
 
 def utc(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(t)
 
 
 def offset_text(seconds: float) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected, Identity
 from harness.loop.clock import parse_rfc3339
 from harness.loop.provisioning.nodepool import ready_nodepools
-from harness.loop.lifecycle.nodetermination import rfc3339
+from harness.model.kube.kubetime import rfc3339
 from harness.loop.lifecycle.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,
                                  nodepool_hash, restamps)
 from harness.loop.provisioning.nodeclaimobject import SeedError, refused_because, seeded_nodeclaim, template_for

@@ -43,7 +43,8 @@ from harness.loop.lifecycle.launch import Launch
 from harness.loop.lifecycle.liveness import Liveness, unlaunched_timeout
 from harness.loop.lifecycle.conditions import NodeClaimDisruption, next_consolidatable
 from harness.loop.provisioning.nodepool import NodePoolStatus
-from harness.loop.lifecycle.nodetermination import NodeTermination, rfc3339, termination_conditions
+from harness.loop.lifecycle.nodetermination import NodeTermination, termination_conditions
+from harness.model.kube.kubetime import rfc3339
 from harness.loop.disruption.orchestration import Orchestration
 from harness.loop.kube.pdbstatus import PDBStatus
 from harness.loop.lifecycle.podevents import PodEvents

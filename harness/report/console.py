@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from harness.loop.lifecycle.nodetermination import rfc3339
+from harness.model.kube.kubetime import rfc3339
 from harness.loop.history import Moment, claim_lines, history, human_trace, price_of, timeline_lines
 from harness.loop.result import RunResult
 from harness.loop.scheduling.pods import Taint

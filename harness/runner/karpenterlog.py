@@ -991,8 +991,8 @@ class Against:
 def _zeros(o, theirs: list[Entry], against: Against) -> tuple[float | None, float | None, str]:
     """Each side's zero and why: --log-from; else the scenario's given.startTime where the log has lines
     from then on (a scenario made from the log starts there); else each side's first compared line."""
-    from harness.loop.clock import parse_rfc3339
-    from harness.model.kube.podtermination import timestamp
+    from harness.model.kube.kubetime import parse_rfc3339
+    from harness.model.kube.kubetime import rfc3339 as timestamp
     start = o.scenario.given.get("startTime")
     run_zero = None
     try:

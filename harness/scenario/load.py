@@ -556,7 +556,7 @@ def knob_notices(doc: Document, data: dict, api_versions=()) -> list:
 
 
 def _after(stamp: str, start: float) -> bool:
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     try:
         return parse_rfc3339(stamp) > start
     except ValueError:

@@ -9,7 +9,8 @@ import pickle
 import pytest
 
 from harness.loop.seed import SeedError, seed_existing_nodes
-from harness.model.kube.podtermination import STOPS_AT, timestamp as rfc3339
+from harness.model.kube.kubetime import rfc3339
+from harness.model.kube.podtermination import STOPS_AT
 from tests.loop.loopkit import nodeclass, nodepool, pod, simulation
 
 

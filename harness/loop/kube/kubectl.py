@@ -16,7 +16,8 @@ from typing import Callable
 
 from harness.backends.base import ADMIN, APIRejected
 from harness.loop.scheduling import podutil
-from harness.loop.lifecycle.nodetermination import NodeTermination, evict_pod, rfc3339
+from harness.loop.lifecycle.nodetermination import NodeTermination, evict_pod
+from harness.model.kube.kubetime import rfc3339
 from harness.loop.state import Claim, LoopState
 from harness.loop.kube.workloads import Workloads
 from harness.loop.kube.pdb import MULTIPLE_PDBS_ERROR, Limits

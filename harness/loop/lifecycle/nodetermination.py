@@ -16,6 +16,7 @@ from harness.loop.state import Claim, LoopState
 from harness.loop.lifecycle.termination import Termination
 from harness.loop.kube.pdb import MULTIPLE_PDBS_ERROR, Limits
 from harness.model.kube import podtermination
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 
 MIN_DRAIN_TIME = 5.0                     # node/termination/controller.go MinDrainTime
 INSTANCE_REQUEUE = 5.0                   # awaitInstanceTermination RequeueAfter
@@ -27,7 +28,6 @@ TERMINATION_ANNOTATION = "karpenter.sh/nodeclaim-termination-timestamp"
 EXCLUDE_LB_LABEL = "node.kubernetes.io/exclude-from-external-load-balancers"
 
 
-rfc3339 = podtermination.timestamp       # a metav1.Time as the API server writes it
 
 
 def go_time(t: float) -> str:
@@ -371,7 +371,7 @@ class NodeTermination:
             return True
         stamp = pv.obj["metadata"]["deletionTimestamp"]
         return self.state.core["forcedEvictionAfterNodeDeadline"] and \
-            podtermination.parse_timestamp(stamp) > c.dis.termination_time
+            parse_rfc3339(stamp) > c.dis.termination_time
 
     def _drainable(self, key: str) -> bool:
         """pod.IsWaitingEviction / IsDrainable: not tolerating the disrupted taint, not a mirror pod, not

@@ -12,10 +12,10 @@ when its manifest says so in metadata.ownerReferences.
 from __future__ import annotations
 
 import math
-from datetime import datetime
 from typing import NamedTuple
 
 from harness.loop.scheduling.pods import PodView, Taint, tolerates
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.values.durations import go_duration
 
 DO_NOT_DISRUPT = "karpenter.sh/do-not-disrupt"             # core pkg/apis/v1 DoNotDisruptAnnotationKey
@@ -64,7 +64,7 @@ def stuck_at(pv: PodView) -> float | None:
     stamp = pv.obj["metadata"].get("deletionTimestamp")
     if not stamp:
         return None
-    return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() + STUCK_AFTER
+    return parse_rfc3339(stamp) + STUCK_AFTER
 
 
 def stuck_terminating(pv: PodView, now: float) -> bool:

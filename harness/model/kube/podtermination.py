@@ -10,22 +10,13 @@ pod seen stopping longer carries the time it stops in its STOPS_AT annotation.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 
 DEFAULT_GRACE = 30          # the API server's default terminationGracePeriodSeconds (k8s.io/api core/v1)
 # a pod a dump shows still terminating longer than its preStop sleep explains (a preStop exec or httpGet hook,
 # a slow SIGTERM handler: nothing the harness can time): when its containers stop, as `harness new` assumed it
 # (harness/dump/new.py) or the user knows it; stops_at takes it, never past the deletionTimestamp
 STOPS_AT = "harness.karpenter.azure.com/stops-at"
-
-
-def timestamp(t: float) -> str:
-    """A metav1.Time as the API server writes it: RFC 3339 in UTC, whole seconds."""
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_timestamp(text: str) -> float:
-    return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
 
 
 def grace_seconds(spec: dict) -> int:
@@ -60,17 +51,17 @@ def graceful_delete(meta: dict, spec: dict, now: float, grace: int | None = None
     if old is None:
         period = grace_seconds(spec) if grace is None else int(grace)
         period = 1 if period < 0 else period
-        return None if period == 0 else {"deletionTimestamp": timestamp(now + period),
+        return None if period == 0 else {"deletionTimestamp": rfc3339(now + period),
                                          "deletionGracePeriodSeconds": period}
     if not old_grace:
         return None
     if grace is None or int(grace) >= int(old_grace):
         return {}
     period = max(int(grace), 0)
-    at = parse_timestamp(old) - int(old_grace) + period
+    at = parse_rfc3339(old) - int(old_grace) + period
     if at < now:
         at, period = now, (1 if period else 0)
-    return None if period == 0 else {"deletionTimestamp": timestamp(at), "deletionGracePeriodSeconds": period}
+    return None if period == 0 else {"deletionTimestamp": rfc3339(at), "deletionGracePeriodSeconds": period}
 
 
 def stops_at(pod: dict) -> float | None:
@@ -91,14 +82,14 @@ def stops_at(pod: dict) -> float | None:
     stamp = meta.get("deletionTimestamp")
     if not stamp:
         return None
-    deadline = parse_timestamp(stamp)
+    deadline = parse_rfc3339(stamp)
     grace = meta.get("deletionGracePeriodSeconds")
     if grace is None:              # a dump's terminating pod without the field: its deadline is all we know
         return deadline
     given = (meta.get("annotations") or {}).get(STOPS_AT)
     if given:
         try:
-            return min(parse_timestamp(given), deadline)
+            return min(parse_rfc3339(given), deadline)
         except ValueError:
             pass
     start = deadline - int(grace)

@@ -32,7 +32,7 @@ from harness.backends.watchcache import CachedReads
 from harness.loop.assumed import TIMING_KEYS, notice
 from harness.loop.clock import EPOCH, start_of
 from harness.loop.kube.kubectl import not_found
-from harness.loop.lifecycle.nodetermination import rfc3339
+from harness.model.kube.kubetime import rfc3339
 from harness.model.kube.crashloop import CrashLoop, Exit
 from harness.model.values.durations import scenario_duration
 from harness.model.upstream.knobrelease import knob_release

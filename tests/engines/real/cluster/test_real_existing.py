@@ -298,7 +298,7 @@ def test_the_kubelet_stand_in_ends_a_terminating_pod_once_its_containers_stopped
     """finish_terminating_pods confirms (grace-period-0 delete) a bound terminating pod at
     harness/model/kube/podtermination.py stops_at: at once without a preStop sleep, after it with one; re-checked each
     poll. An unbound pod is the API server's own to delete."""
-    from harness.model.kube.podtermination import timestamp
+    from harness.model.kube.kubetime import rfc3339 as timestamp
     from harness.runner.engines.real.cluster.existing import finish_terminating_pods
     now = 1_800_000_000.0
     deleted = []

@@ -524,7 +524,7 @@ def unmarked(reads, nodeclaims: list[str], now: float) -> list[str]:
     dump's in ~1.5 min, and a pass meanwhile sees a few (its first command took 19 nodes where the dump's
     state gives 100)."""
     from harness.model.values.durations import scenario_duration
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     out = []
     for name in nodeclaims:
         nc = reads.get("NodeClaim", name)

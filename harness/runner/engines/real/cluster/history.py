@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, retry_on_conflict
-from harness.loop.clock import parse_rfc3339
-from harness.loop.lifecycle.nodetermination import rfc3339
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 from harness.loop.lifecycle.hashes import (
     NODECLASS_HASH,
     NODECLASS_HASH_VERSION,

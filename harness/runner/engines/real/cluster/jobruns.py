@@ -15,10 +15,9 @@ from __future__ import annotations
 import copy
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from harness.backends.base import ADMIN, retry_on_conflict
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 from harness.loop.kube.jobs import run_duration
 from harness.model.values.cron import CronError, parse_schedule
 
@@ -62,7 +61,7 @@ def _time(text: str | None) -> float | None:
 
 
 def _stamp(t: float) -> str:
-    return datetime.fromtimestamp(t, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(t)
 
 
 def completes_at(pod: dict, job: dict | None) -> float | None:

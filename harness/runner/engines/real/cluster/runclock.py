@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
+
+from harness.model.kube.kubetime import rfc3339
 
 
 @dataclass
@@ -55,7 +56,7 @@ class RunClock:
 
     def stamp(self) -> str:
         """A metav1.Time at the run's instant (RFC 3339, UTC, whole seconds)."""
-        return datetime.fromtimestamp(self.now(), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return rfc3339(self.now())
 
 
 CLOCK = RunClock()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from harness.backends.base import APIRejected
 from harness.loop.kube.kubectl import RESTARTED_AT, not_found
-from harness.model.kube.podtermination import timestamp
+from harness.model.kube.kubetime import rfc3339 as timestamp
 from harness.scenario.steps import StepFailed
 
 RESOURCES = {"Node": "nodes", "NodeClaim": "nodeclaims.karpenter.sh", "Pod": "pods", "Deployment": "deployments.apps",

@@ -15,7 +15,6 @@ Sources, per field:
 """
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import re
@@ -28,6 +27,7 @@ from harness.loop.result import (LabelWrite, NodeClaimResult, NodeClassResult, N
                                  RunResult, TERMINATION_CONDITIONS)
 from harness.loop.scheduling.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.crd.apiversions import foreign_nodeclass
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.kube.poddefaults import POD_TEMPLATE_HASH
 from harness.model.labels.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
 from harness.runner.engines.real.outcome import disruptions
@@ -688,7 +688,7 @@ class Observer:
         for needle in ('"removing offering from offerings"', '"marking VM Family unavailable in zone"'):
             for rec in self._log_records(needle):
                 try:
-                    at = CLOCK.at(dt.datetime.fromisoformat(str(rec.get("time")).replace("Z", "+00:00")).timestamp())
+                    at = CLOCK.at(parse_rfc3339(str(rec.get("time"))))
                     ttl = go_duration(str(rec.get("ttl")))
                 except (TypeError, ValueError):
                     continue

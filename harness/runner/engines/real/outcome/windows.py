@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.loop.disruption.budgets import next_allowance_change
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.kube import podtermination
 from harness.model.values.durations import scenario_duration
 
