@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.model.upstream.corespec import core_spec
+from harness.model.upstream.corespec import CORE_FILE, core_spec
 from harness.model.upstream.profile import DEFAULT_PROFILE, Profile, raw_profile
 
 # what a run must have done for a switch of that scope to be able to change its outcome (core-behaviour.yaml
@@ -160,7 +160,9 @@ class CoreBehaviour:
             if not set(s["scope"]) & touched:
                 continue
             if not s.get("implemented"):
-                out.append(f"core {version}: {s['name']} is modeled as {newest} ({s['modeledAs']}; changed in "
+                how = s.get("modeledAs") or (f"{CORE_FILE} says not how: `python -m harness.model.coresync` names "
+                                             "what the entry lacks")
+                out.append(f"core {version}: {s['name']} is modeled as {newest} ({how}; changed in "
                            f"{s['since']}, kubernetes-sigs/karpenter#{s['pr']}); answer with --engine real")
             elif s.get("option"):
                 out.append(f"core {version} has no {s['option']} option (added in {s['since']}, "

@@ -128,3 +128,15 @@ def test_a_label_policy_says_its_core_behaviour_is_the_newest():
 def test_a_misspelt_switch_is_a_key_error_naming_the_file():
     with pytest.raises(KeyError, match="'driftEmptyCandidate' is not a switch of harness/data/core-behaviour.yaml"):
         CoreBehaviour.of(load_profile("v1.6.1"))["driftEmptyCandidate"]
+
+
+def test_an_entry_without_modeled_as_is_said_not_raised(monkeypatch):
+    # an entry added by hand and run before coresync: the notice says where to look instead of a KeyError
+    import harness.model.upstream.corebehaviour as cbmod
+    old = CoreBehaviour.of(load_profile("v1.5.5"))
+    warned = old.differs()[0]           # as if added with implemented: false and no modeledAs yet
+    stripped = tuple({**{k: v for k, v in s.items() if k != "modeledAs"}, "implemented": False} if s is warned else s
+                     for s in cbmod._switches())
+    monkeypatch.setattr(cbmod, "_switches", lambda: stripped)
+    said = [n for n in old.notices(set(warned["scope"])) if f": {warned['name']} is" in n]
+    assert len(said) == 1 and "core-behaviour.yaml says not how: `python -m harness.model.coresync`" in said[0]
