@@ -517,7 +517,7 @@ def stale(report: dict, scenarios: list, run_sim=None) -> list[str]:
     holds in excess, whose document or simulated outcome changed, or whose steps the real engine now plays
     to another point (a step it could not play it now plays, or the other way). `run_sim(scenario, profile,
     kubernetes_version)` gives the simulated outcome (default: `simulate`)."""
-    from harness.runner.engines.real.engine import first_unplayable
+    from harness.runner.engines.real.engine import UNPLAYABLE_INPUTS, first_unplayable, unplayable_input
     run_sim = run_sim or simulate
     have = {(e["file"], e["scenario"], e["profile"]): e for e in report["entries"]}
     want = {(os.path.relpath(sc.file), sc.name, p): sc for sc in scenarios for p in sc.profiles
@@ -530,10 +530,24 @@ def stale(report: dict, scenarios: list, run_sim=None) -> list[str]:
             out.append(f"{k[0]}::{k[1]} [{k[2]}]: the scenario changed")
         elif e.get("simDigest") != sim_digest(run_sim(sc, k[2], e.get("kubernetesVersion"))):
             out.append(f"{k[0]}::{k[1]} [{k[2]}]: the simulated outcome changed")
+        elif (skip := _input_skip_changed(e.get("realSkipped"), unplayable_input(sc), UNPLAYABLE_INPUTS)):
+            out.append(f"{k[0]}::{k[1]} [{k[2]}]: {skip}")
         elif not e.get("realSkipped") and (was := unplayed(e)) != (now := first_unplayable(sc, REPORT_CLOCKED)):
             out.append(f"{k[0]}::{k[1]} [{k[2]}]: the real engine now "
                        + (f"stops at {now}" if now else "plays every step") + f" (the report: {was or 'every step'})")
     return out
+
+
+def _input_skip_changed(was: str | None, now: str | None, kinds: tuple[str, ...]) -> str | None:
+    """How the real engine's judgment of the scenario's own input moved since the report (None: it did not):
+    a run the report holds as skipped for its input that the engine now plays, or the other way. Skips that
+    depend on the build or the cluster (the clock, the API server's version) are not judged here."""
+    if was and was.startswith(kinds) and now != was:
+        return "the real engine now " + (f"skips it otherwise: {now}" if now else "plays it") + \
+            f" (the report: skipped: {was[:80]})"
+    if now and not was:
+        return f"the real engine now skips it: {now[:80]}"
+    return None
 
 
 def _cell(v) -> str:

@@ -247,7 +247,7 @@ def test_stale_names_a_step_the_real_engine_now_plays(tmp_path):
     from types import SimpleNamespace
     from harness.judge import conformance
     sc = SimpleNamespace(file="scenarios/x.scenario.yaml", name="a", profiles=["upstream"],
-                         doc=SimpleNamespace(data={"k": 1}), steps=[{"advance": "22h"}])
+                         doc=SimpleNamespace(data={"k": 1}), steps=[{"advance": "22h"}], given={})
     ended = SimpleNamespace(nodes=[], nodeclaims=[], azure={}, runaway=False, pods={}, nodepools={})
     sim = SimpleNamespace(scenario=sc, profile="upstream", mismatches=[], skipped=None, error=None, engine="simulated",
                           step_results=[], result=ended, final=ended, passed=True)

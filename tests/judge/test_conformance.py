@@ -35,3 +35,16 @@ def test_a_miss_says_how_complete_the_outcome_set_was():
     assert status_text(entry) == ("unexplained (none of 87 outcomes in 96 runs; 81% of the runs reached an "
                                   "outcome no other run reached)")
     assert status_text({"status": "unexplained", "simRuns": 1, "simOutcomes": 1}) == "unexplained"
+
+
+def test_stale_sees_a_skip_for_the_scenarios_input_come_or_go():
+    # dump-notready-budget was skipped for a node seeded not Ready; once the engine played it, `stale` said nothing
+    from harness.judge.conformance import _input_skip_changed
+    from harness.runner.engines.real.engine import UNPLAYABLE_INPUTS
+    was = "given.existingNodes[3].ready: a Karpenter node seeded not Ready is not played"
+    assert _input_skip_changed(was, None, UNPLAYABLE_INPUTS).startswith("the real engine now plays it (the report")
+    assert _input_skip_changed(was, was, UNPLAYABLE_INPUTS) is None
+    assert _input_skip_changed(None, "given.loop.binding: nominated ...", UNPLAYABLE_INPUTS) == \
+        "the real engine now skips it: given.loop.binding: nominated ..."
+    # a skip that depends on the build or the cluster is not judged again without them
+    assert _input_skip_changed("a disruption budget with a schedule ...", None, UNPLAYABLE_INPUTS) is None

@@ -135,6 +135,32 @@ def _builds_versions() -> bool:
     return os.environ.get(BUILD_VERSIONS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+# the reasons unplayable_input gives, by their start: what `conformance stale` may judge again without a build
+UNPLAYABLE_INPUTS = ("given.cluster.useSIG:", "given.existingNodes[", "given.loop.binding:")
+
+
+def unplayable_input(scenario) -> str | None:
+    """What in the scenario's own input the real engine cannot play on any build or cluster, and why (one of
+    UNPLAYABLE_INPUTS), or None."""
+    if (scenario.given.get("cluster") or {}).get("useSIG"):
+        return f"given.cluster.useSIG: {UNSETTABLE['useSIG']}"
+    down = [i for i, e in enumerate(scenario.given.get("existingNodes") or [])
+            if isinstance(e, dict) and e.get("nodePool") and e.get("ready", True) is not True
+            and (e.get("initialized") is False or e.get("registered") is False)]
+    if down:
+        # the stand-in kubelets (runner/engines/real/cluster/kubelet.py) hold a node in flight NotReady until
+        # Karpenter launches, then release it Ready; one seeded not Ready after its initialization is held
+        # for good (existing.py not_ready)
+        return (f"given.existingNodes[{down[0]}].ready: a Karpenter node seeded not Ready and still in flight "
+                "(not registered or not initialized) is not played by the real engine's kubelet stand-ins (the "
+                "simulated engine seeds it)")
+    if (scenario.given.get("loop") or {}).get("binding") == "nominated":
+        return ("given.loop.binding: nominated asks where Karpenter planned each pod, bound there as core's tests "
+                "bind (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectProvisioned); "
+                "the real kube-scheduler binds by its own scores, so a real run answers another question")
+    return None
+
+
 class RealEngine:
     """The unmodified controller binary (built by `python -m harness.backends build --controller`, or
     `controller`) against fakeazure and a real API server."""
@@ -294,22 +320,8 @@ class RealEngine:
     def _scenario_skip(self, scenario, profile: str | None = None) -> str | None:
         """What in the scenario itself no real controller can answer faithfully, and why; the clock is judged on
         the controller a run under `profile` runs (a release's own may keep the wall clock: timing upstream)."""
-        if (scenario.given.get("cluster") or {}).get("useSIG"):
-            return f"given.cluster.useSIG: {UNSETTABLE['useSIG']}"
-        down = [i for i, e in enumerate(scenario.given.get("existingNodes") or [])
-                if isinstance(e, dict) and e.get("nodePool") and e.get("ready", True) is not True
-                and (e.get("initialized") is False or e.get("registered") is False)]
-        if down:
-            # the stand-in kubelets (runner/engines/real/cluster/kubelet.py) hold a node in flight NotReady until
-            # Karpenter launches, then release it Ready; one seeded not Ready after its initialization is held
-            # for good (existing.py not_ready)
-            return (f"given.existingNodes[{down[0]}].ready: a Karpenter node seeded not Ready and still in flight "
-                    "(not registered or not initialized) is not played by the real engine's kubelet stand-ins (the "
-                    "simulated engine seeds it)")
-        if (scenario.given.get("loop") or {}).get("binding") == "nominated":
-            return ("given.loop.binding: nominated asks where Karpenter planned each pod, bound there as core's tests "
-                    "bind (sigs.k8s.io/karpenter v1.14.0 pkg/test/expectations/expectations.go ExpectProvisioned); "
-                    "the real kube-scheduler binds by its own scores, so a real run answers another question")
+        if why := unplayable_input(scenario):
+            return why
         if _scheduled_budgets(scenario) and not self._moves_clock(profile):
             return ("a disruption budget with a schedule is judged on the simulated clock, which starts at "
                     "2026-01-01 00:00 UTC; this controller's clock is the wall clock (core v1.14.0 "
