@@ -42,6 +42,9 @@ CASES = {
     "machine-api-limit": "provider v1.14.0 in PROVISION_MODE aksmachineapi with the NodeOverlay gate on: one AKS "
                          "machine holds three of api's four pods, the fourth is pending at NodePool web's cpu "
                          "limit",
+    "bootstrap-limit": "provider v1.14.0 in PROVISION_MODE bootstrappingclient (NAP's today) with the NodeOverlay "
+                       "gate on: one VM holds three of api's four pods, the fourth is pending at NodePool web's cpu "
+                       "limit",
 }
 
 

@@ -985,6 +985,7 @@ class NewOptions:
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
     until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
     complete: bool = False        # the input holds every pod: no stand-in for requests its pods do not explain
+    provision_mode: str | None = None       # the customer's PROVISION_MODE where the dump cannot tell it
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -1074,7 +1075,13 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     # what the run rests on that the input did not show: given.assumed, which every run says beside its verdict
     assumed: list[str] = []
     found = provisionmode.provision_mode_of(dump.nodeclaims, dump.nodes)
-    if found is not None:
+    if opts.provision_mode:
+        if (why := provisionmode.contradicts(found, opts.provision_mode)):
+            raise SourceError("--provision-mode", None, why)
+        notes.append(provisionmode.given_note(found, opts.provision_mode))
+        if opts.provision_mode != "aksscriptless":
+            facts.setdefault("cluster", {})["provisionMode"] = opts.provision_mode
+    elif found is not None:
         notes.append(provisionmode.note(found))
         if found.mode != "aksscriptless":         # the default stays unwritten
             facts.setdefault("cluster", {})["provisionMode"] = found.mode
@@ -1167,7 +1174,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
     read_at = release_of(given["profiles"])
-    if dump.nodeclaims and (said := mode_assumed(found, read_at)):
+    if dump.nodeclaims and not opts.provision_mode and (said := mode_assumed(found, read_at)):
         assumed.append(said)             # what the evidence leaves open at the customer's release
     gates, gate_notes = assumed_gates(objects, dump, read_at, at)
     if gates:

@@ -33,7 +33,8 @@ ASSUMED = ("given.cluster.provisionMode: no NodeClaim or Node of the dump shows 
            f"(no {MACHINE_ANNOTATION} annotation, no AKS machine VM name, no VM named for its NodeClaim, no "
            f"{DO_NOT_SYNC_TAINTS} label); assumed aksscriptless, the provider's default")
 # the mode a reading leaves open beside the one written, and why a dump cannot tell them apart
-LEFT_OPEN = {"aksmachineapi": ("aksmachineapiheaderbatch", "a dump does not show whether creates were batched"),
+LEFT_OPEN = {"aksmachineapi": ("aksmachineapiheaderbatch", "a dump does not show whether creates were batched "
+                                                         "(aksmachineapiheaderbatch)"),
              "aksscriptless": ("bootstrappingclient", "a dump does not tell it from bootstrappingclient (the VM's "
                                                       "custom data and extensions are on the Azure side)")}
 
@@ -79,8 +80,7 @@ def provision_mode_of(nodeclaims: list[dict], nodes: list[dict]) -> ModeEvidence
 
 def note(found: ModeEvidence) -> str:
     """The `harness new` note saying which evidence decided the mode, and what a dump cannot tell."""
-    other, cannot = LEFT_OPEN[found.mode]
-    return f"given.cluster.provisionMode {found.mode}: {found.evidence}; {cannot} ({other})"
+    return f"given.cluster.provisionMode {found.mode}: {found.evidence}; {LEFT_OPEN[found.mode][1]}"
 
 
 def assumed(found: ModeEvidence | None, modes: tuple[str, ...]) -> str | None:
@@ -93,3 +93,18 @@ def assumed(found: ModeEvidence | None, modes: tuple[str, ...]) -> str | None:
         return None
     return (f"given.cluster.provisionMode {found.mode}: {found.evidence}; {cannot}: assumed {found.mode}, "
             f"not {other}")
+
+
+def contradicts(found: ModeEvidence | None, mode: str) -> str | None:
+    """Why `harness new --provision-mode` cannot be the mode the dump shows (the other path), or None: only what a
+    dump cannot tell apart may be given (LEFT_OPEN)."""
+    if found is None or mode in (found.mode, LEFT_OPEN[found.mode][0]):
+        return None
+    return (f"{mode} is not what the dump shows: given.cluster.provisionMode {found.mode}: {found.evidence} (a dump "
+            f"cannot tell {found.mode} from {LEFT_OPEN[found.mode][0]}: only these two may be given)")
+
+
+def given_note(found: ModeEvidence | None, mode: str) -> str:
+    """The note on a mode given by --provision-mode, with what of the dump agrees."""
+    agrees = f"; the dump agrees: {found.evidence}" if found is not None else "; the dump shows no mode"
+    return f"given.cluster.provisionMode {mode}: --provision-mode{agrees}"

@@ -59,8 +59,8 @@ def test_machine_api_dump_says_its_mode_and_gate_and_what_it_assumed(tmp_path, c
     assert sc.given["cluster"]["provisionMode"] == "aksmachineapi"
     assert sc.given["featureGates"] == {"NodeOverlay": True}
     assert sc.given["assumed"] == [
-        f"given.cluster.provisionMode aksmachineapi: {evidence}; a dump does not show whether creates were batched: "
-        "assumed aksmachineapi, not aksmachineapiheaderbatch", overlay]
+        f"given.cluster.provisionMode aksmachineapi: {evidence}; a dump does not show whether creates were batched "
+        "(aksmachineapiheaderbatch): assumed aksmachineapi, not aksmachineapiheaderbatch", overlay]
     assert [m.obj["kind"] for m in sc.manifests] == ["NodePool", "AKSNodeClass", "NodeOverlay", "Deployment"]
     assert "status" not in sc.manifests[2].obj
     for profile in sc.profiles:
@@ -88,3 +88,38 @@ def test_ticket_t20_is_harness_new_of_its_dump_as_sent(tmp_path, part):
     assert rc == 0
     made = yaml.safe_load(out.read_text())
     assert made[part] == ticket[part]
+
+
+def test_bootstrappingclient_dump_reads_the_vm_path_and_says_what_it_cannot_tell(tmp_path, capsys):
+    """The real controller in bootstrappingclient (NAP's mode today) leaves a dump like aksscriptless's: the VM path is
+    read, aksscriptless written, and given.assumed says the dump does not tell it from bootstrappingclient."""
+    rc, out = new(tmp_path, REAL_ENGINE / "bootstrap-limit.yaml", "--provider-version", "1.14.0")
+    assert rc == 0
+    capsys.readouterr()
+    (sc,) = load_scenarios(out)
+    assert "provisionMode" not in sc.given["cluster"]
+    (said,) = [line for line in sc.given["assumed"] if line.startswith("given.cluster.provisionMode")]
+    assert said.startswith("given.cluster.provisionMode aksscriptless: Node ")
+    assert said.endswith("carries karpenter.sh/do-not-sync-taints=true, which only the VM path's --node-labels write; "
+                         "a dump does not tell it from bootstrappingclient (the VM's custom data and extensions are "
+                         "on the Azure side): assumed aksscriptless, not bootstrappingclient")
+
+
+def test_the_mode_a_dump_cannot_tell_is_given_and_replays(tmp_path, capsys):
+    """--provision-mode bootstrappingclient: what the dump cannot tell is given, written, agreed with by the dump's
+    evidence and no longer assumed; the scenario reproduces the dump in that mode. A mode of the other path is
+    refused."""
+    dump = REAL_ENGINE / "bootstrap-limit.yaml"
+    rc, out = new(tmp_path, dump, "--provider-version", "1.14.0", "--provision-mode", "bootstrappingclient")
+    assert rc == 0
+    assert "given.cluster.provisionMode bootstrappingclient: --provision-mode; the dump agrees: Node " in \
+        capsys.readouterr().err
+    (sc,) = load_scenarios(out)
+    assert sc.given["cluster"]["provisionMode"] == "bootstrappingclient"
+    assert not [line for line in sc.given["assumed"] if "provisionMode" in line]
+    outcome = run(sc, "v1.14.2")
+    assert outcome.passed, [m.render() for m in outcome.mismatches]
+    rc, _ = new(tmp_path, dump, "--provision-mode", "aksmachineapi", "--force")
+    assert rc != 0
+    assert ("--provision-mode: aksmachineapi is not what the dump shows: given.cluster.provisionMode aksscriptless: "
+            "Node ") in capsys.readouterr().err
