@@ -1,9 +1,10 @@
 """Customer dumps made by the real Karpenter-on-Azure controller: a source scenario runs on the real engine
 (`--engine real`: the release's own controller against fakeazure on the `local` backend), and once it has
-settled, before the run lets go of its cluster, every object of the kinds a ticket sends is listed and written
-as a `kind: List`, the way `kubectl get ... -o yaml` prints it. Unlike tools/make_dumps.py, whose cases write
-Karpenter's part through the API, here the controller reached the state itself: its NodeClaims, their names,
-provider IDs and annotations, the Nodes the fake's AKS wrote, its events and the overlays' status.
+settled, before the run lets go of its cluster, every object of the kinds a ticket sends is written as a
+`kind: List`, the way `kubectl get ... -o yaml` prints it (without managedFields, as kubectl does by default).
+Unlike tools/make_dumps.py, whose cases write Karpenter's part through the API, here the controller reached the
+state itself: its NodeClaims, their names, provider IDs and annotations, the Nodes the fake's AKS wrote, its
+events and the overlays' status.
 
     python3 tools/make_engine_dumps.py --provider-git DIR [--out tests/dump/dumps/real-engine] [CASE ...]
 
@@ -66,6 +67,8 @@ class DumpingEngine:
 
         def listing_finish(outcome, why):
             self.listed = dump(cluster, self.kinds)
+            for item in self.listed["items"]:       # kubectl leaves them out (--show-managed-fields=false, 1.21+)
+                item["metadata"].pop("managedFields", None)
             finish(outcome, why)
         run.finish = listing_finish
         return run
