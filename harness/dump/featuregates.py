@@ -8,21 +8,21 @@ each gate off):
   any was never read (off);
 - NodeRepair: a NodeRepairBlocked event (on); a Node whose condition a repair policy of the release names, past
   its toleration and not deleting (off); such a Node within its toleration shows neither, so the chart's default
-  (off) is assumed, and said with the instant at which the gate would decide.
+  (off) is assumed, and said with the instant its toleration ends, where the gate would decide.
 
 Each reading is a line of given.assumed: the run rests on it, and says so beside its verdict.
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from harness.loop.clock import parse_rfc3339
+from harness.loop.lifecycle.health import BLOCKED as REPAIR_BLOCKED, GATE as REPAIR
+from harness.loop.provisioning.nodeoverlay import GATE as OVERLAY
+from harness.loop.provisioning.staticcapacity import GATE as STATIC
+from harness.model.labels.wellknown import NODEPOOL
 from harness.model.values.durations import go_duration_text
-
-STATIC = "StaticCapacity"      # harness/loop/provisioning/staticcapacity.py GATE
-OVERLAY = "NodeOverlay"        # harness/loop/provisioning/nodeoverlay.py GATE
-REPAIR = "NodeRepair"          # harness/loop/lifecycle/health.py GATE
-REPAIR_BLOCKED = "NodeRepairBlocked"       # core pkg/events/reason.go NodeRepairBlocked
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class GateReading:
 
 
 def static_capacity(manifests: list[dict]) -> GateReading | None:
+    """The dump's NodePools as `harness new` keeps them."""
     from harness.loop.provisioning.nodepool import is_static
     static = sorted(m["metadata"]["name"] for m in manifests if m.get("kind") == "NodePool" and is_static(m))
     if not static:
@@ -87,7 +88,7 @@ def node_repair(nodes: list[dict], events: list[dict], policies: list[dict], at:
                                          "(given.featureGates; off in every release's chart)")
     if not policies:
         return None
-    unhealthy = [(n, m) for n in nodes if (n.get("metadata") or {}).get("labels", {}).get("karpenter.sh/nodepool")
+    unhealthy = [(n, m) for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(NODEPOOL)
                  and (m := _matching(n, policies)) is not None]
     if not unhealthy:
         return None
@@ -104,13 +105,17 @@ def node_repair(nodes: list[dict], events: list[dict], policies: list[dict], at:
                                           "feature gate off (every release's chart default; with it on, core's "
                                           "node health controller deletes such a node unless more than 20% of "
                                           "its NodePool is unhealthy)")
-    return GateReading(REPAIR, False, f"{what(*unhealthy[0])}: the dump does not show whether node repair was on; "
+    node, match = unhealthy[0]
+    ends = (" at " + dt.datetime.fromtimestamp(int(match[2]), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            if match[2] is not None else "")
+    return GateReading(REPAIR, False, f"{what(node, match)}: the dump does not show whether node repair was on; "
                                       f"assumed the {REPAIR} feature gate off (every release's chart default: the "
                                       "node stays; with given.featureGates.NodeRepair true core deletes it when "
-                                      "its toleration ends)")
+                                      f"its toleration ends{ends})")
 
 
 def readings(manifests: list[dict], overlays: list[dict], nodes: list[dict], events: list[dict],
              policies: list[dict], at: float | None, release: str) -> list[GateReading]:
+    """Every gate the dump says something of, in StaticCapacity, NodeOverlay, NodeRepair order."""
     return [r for r in (static_capacity(manifests), node_overlay(overlays),
                         node_repair(nodes, events, policies, at, release)) if r is not None]

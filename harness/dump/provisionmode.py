@@ -22,9 +22,9 @@ from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 
 DO_NOT_SYNC_TAINTS = "karpenter.sh/do-not-sync-taints"
 NODEPOOL_LABEL = "karpenter.sh/nodepool"
-# aks-<machinesPoolName>-<aksMachineName>-########-vm (GetAKSMachineNameFromVMName)
 # the annotation's value: .../managedClusters/<cluster>/agentPools/<pool>/machines/<machine>
 MACHINE_ID = re.compile(r"/agentPools/([^/]+)/machines/([^/\s]+)$", re.I)
+# aks-<machinesPoolName>-<aksMachineName>-########-vm (GetAKSMachineNameFromVMName)
 MACHINE_VM = re.compile(r"^aks-[a-z0-9]+-.+-\d{8}-vm$", re.I)
 
 

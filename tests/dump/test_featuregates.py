@@ -51,6 +51,7 @@ def test_a_node_past_its_toleration_and_kept_reads_the_gate_off():
 def test_a_node_within_its_toleration_assumes_the_default():
     found = node_repair([_node("aks-web-1", "Unknown", "2026-11-20T08:25:00Z")], [], POLICIES, AT, "profile v1.14.2")
     assert not found.on and "the dump does not show whether node repair was on" in found.said
+    assert found.said.endswith("core deletes it when its toleration ends at 2026-11-20T08:35:00Z)")
 
 
 def test_nothing_to_read():
