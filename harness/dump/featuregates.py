@@ -18,7 +18,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 from harness.loop.clock import parse_rfc3339
-from harness.loop.lifecycle.health import BLOCKED as REPAIR_BLOCKED, GATE as REPAIR
+from harness.loop.lifecycle.health import ALLOWED_UNHEALTHY_PERCENT, BLOCKED as REPAIR_BLOCKED, GATE as REPAIR
 from harness.loop.provisioning.nodeoverlay import GATE as OVERLAY
 from harness.loop.provisioning.staticcapacity import GATE as STATIC
 from harness.model.labels.wellknown import NODEPOOL
@@ -101,10 +101,20 @@ def node_repair(nodes: list[dict], events: list[dict], policies: list[dict], at:
     past = [(n, m) for n, m in unhealthy if at is not None and m[2] is not None and m[2] <= at
             and not (n.get("metadata") or {}).get("deletionTimestamp")]
     if past:
-        return GateReading(REPAIR, False, f"{what(*past[0])} and is not being deleted: assumed the {REPAIR} "
+        node, match = past[0]
+        pool = node["metadata"]["labels"][NODEPOOL]
+        members = [n for n in nodes if ((n.get("metadata") or {}).get("labels") or {}).get(NODEPOOL) == pool]
+        sick = sum(1 for n in members if _matching(n, policies) is not None)
+        if sick > -(-len(members) * ALLOWED_UNHEALTHY_PERCENT // 100):     # core rounds the allowance up
+            return GateReading(REPAIR, False, f"{what(node, match)} and is not being deleted, but {sick} of NodePool "
+                                              f"{pool}'s {len(members)} nodes are unhealthy, more than "
+                                              f"{ALLOWED_UNHEALTHY_PERCENT}%, which holds node repair back with the "
+                                              f"gate on too (its NodeRepairBlocked event is not in the dump): assumed "
+                                              f"the {REPAIR} feature gate off (every release's chart default)")
+        return GateReading(REPAIR, False, f"{what(node, match)} and is not being deleted: assumed the {REPAIR} "
                                           "feature gate off (every release's chart default; with it on, core's "
-                                          "node health controller deletes such a node unless more than 20% of "
-                                          "its NodePool is unhealthy)")
+                                          f"node health controller deletes such a node while at most "
+                                          f"{ALLOWED_UNHEALTHY_PERCENT}% of its NodePool is unhealthy)")
     node, match = unhealthy[0]
     ends = (" at " + dt.datetime.fromtimestamp(int(match[2]), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             if match[2] is not None else "")

@@ -61,3 +61,13 @@ def test_nothing_to_read():
     # a release without repair policies (before provider v1.4.0) has no node health controller to read
     assert node_repair([_node("aks-web-1", "False", "2026-11-20T08:00:00Z")], [], [], AT, "profile v1.2.0") is None
     assert readings([], [], [], [], POLICIES, AT, "profile v1.14.2") == []
+
+
+def test_a_nodepool_mostly_unhealthy_holds_repair_back_either_way():
+    """More than 20% of the NodePool unhealthy: core blocks repair with the gate on too, so a kept node says less."""
+    nodes = [_node("aks-web-1", "False", "2026-11-20T08:00:00Z"), _node("aks-web-2", "Unknown", "2026-11-20T08:00:00Z"),
+             _node("aks-web-3", "True", "2026-11-20T08:00:00Z")]
+    found = node_repair(nodes, [], POLICIES, AT, "profile v1.14.2")
+    assert not found.on and "but 2 of NodePool web's 3 nodes are unhealthy, more than 20%" in found.said
+    # one of three is within core's allowance (20% of 3, rounded up: 1): repair would have run with the gate on
+    assert "is not being deleted: assumed" in node_repair(nodes[::2], [], POLICIES, AT, "profile v1.14.2").said
