@@ -836,7 +836,7 @@ def cmd_new(args) -> int:
         paths=args.manifests, name=args.name, output=args.output, profiles=args.profile, region=args.region,
         catalog_file=args.catalog_file, prices_file=args.prices_file, force=args.force, replay=args.replay,
         provider_version=args.provider_version, at=args.at, log=args.log, until=args.until,
-        complete=args.complete))
+        complete=args.complete, provision_mode=args.provision_mode))
     write(out, text)
     for n in group_notes(notes):
         print(n, file=sys.stderr)
@@ -975,6 +975,11 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--provider-version", default=None, metavar="VERSION",
                    help="the customer's Karpenter provider version (e.g. v1.6.2): its release profile answers "
                         "(harness.model.upstream.releases.resolve; the nearest release, with a warning, when none covers it)")
+    n.add_argument("--provision-mode", default=None, choices=PROVISION_MODES,
+                   help="the PROVISION_MODE the customer's Karpenter ran in, where a dump cannot tell it: "
+                        "bootstrappingclient (Node Auto Provisioning's today) looks like aksscriptless in a dump, "
+                        "aksmachineapiheaderbatch like aksmachineapi; refused where the dump shows the other path "
+                        "(default: read from the dump, what it leaves open said in given.assumed)")
     n.add_argument("--region", default=None,
                    help="default: what the Nodes, NodeClaims, the AKSNodeClass or the SKU file say; never guessed "
                         "(an error says how to give it)")

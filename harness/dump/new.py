@@ -34,7 +34,7 @@ from harness.dump.times import Newest, NodePodEvents, TimeSource
 from harness.scenario.notices import ObjectNote, plural_kind
 from harness.scenario.yamlsource import MAX_DEPTH, MAX_DUMP_BYTES, SourceError, load_documents, read_text
 
-MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "StorageClass", "PersistentVolume",
+MANIFEST_KINDS = ("Namespace", "AKSNodeClass", "NodePool", "NodeOverlay", "StorageClass", "PersistentVolume",
                   "PersistentVolumeClaim", "PodDisruptionBudget", "RuntimeClass", "DaemonSet", "Deployment",
                   "StatefulSet", "Job", "CronJob", "Pod",
                   # what the API server's admission reads when a pod is created (Priority, LimitRanger, ResourceQuota)
@@ -350,8 +350,14 @@ def _pod_key(pod: dict, deployments: set[str], jobs: set[str] = frozenset(),
     return pod["metadata"]["name"]
 
 
-def expectations(dump: Dump) -> dict:
-    """What the customer saw, as `expect`."""
+# the message of the events operatorpkg's status controller publishes on each condition change of a NodePool
+# (github.com/awslabs/operatorpkg status/controller.go, which core runs for its objects): the history of a status
+# the dump holds, not an outcome a replay that starts from that status reaches again
+STATUS_TRANSITION = "Status condition transitioned"
+
+
+def expectations(dump: Dump, notes: list | None = None) -> dict:
+    """What the customer saw, as `expect`; `notes` gets what of it is left out."""
     deployments = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Deployment"}
     jobs = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "Job"}
     replicasets = {m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "ReplicaSet"}
@@ -359,13 +365,20 @@ def expectations(dump: Dump) -> dict:
     nodepools = [m["metadata"]["name"] for m in dump.manifests if m.get("kind") == "NodePool"]
     if nodepools:
         expect["nodePools"] = {n: {"accepted": True} for n in nodepools}
+        transitions = 0
         for ev in dump.events:                 # Karpenter's NodePool events (NoCompatibleInstanceTypes, ...)
             obj = ev.get("involvedObject") or ev.get("regarding") or {}
             if obj.get("kind") == "NodePool" and obj.get("name") in expect["nodePools"] and ev.get("reason"):
                 entry = {"reason": ev["reason"], "message": str(ev.get("message") or ev.get("note") or "")}
+                if entry["message"].startswith(STATUS_TRANSITION):
+                    transitions += 1
+                    continue
                 events = expect["nodePools"][obj["name"]].setdefault("events", [])
                 if entry not in events:
                     events.append(entry)
+        if transitions and notes is not None:
+            notes.append(f"left out of expect: {transitions} NodePool event(s) '{STATUS_TRANSITION}, ...': the "
+                         "history of the NodePool's status conditions, whose state expect says as accepted")
     states: dict[str, list[tuple[str, str | None]]] = {}      # key -> [(state, Karpenter reason)] per pod
     on_node: dict[str, str] = {}
     reasons = _karpenter_reasons(dump)
@@ -778,18 +791,35 @@ def cluster_facts(dump: Dump) -> dict:
     return out
 
 
-def assumed_gates(manifests: list[dict]) -> tuple[dict[str, bool], list[str]]:
-    """The feature gates a dump's objects show were on at the customer's controller, each with the note that
-    says so: a NodePool with spec.replicas has nodes only where the StaticCapacity gate is on (off in every
-    release's chart), so the dump's static nodes mean the customer switched it on."""
-    from harness.loop.provisioning.nodepool import is_static
-    from harness.loop.provisioning.staticcapacity import GATE
-    static = sorted(m["metadata"]["name"] for m in manifests if m.get("kind") == "NodePool" and is_static(m))
-    if not static:
-        return {}, []
-    return {GATE: True}, [f"NodePool(s) {', '.join(static)} set spec.replicas: assumed the {GATE} feature gate on "
-                          f"(given.featureGates; every release's chart has it off, and then no controller makes "
-                          f"their nodes)"]
+def release_of(profiles: list[str]) -> str:
+    """The release a dump's objects are read against: the customer's (the scenario's first release profile), else
+    the newest (`upstream`)."""
+    from harness.model.upstream.releases import release_profiles
+    releases = set(release_profiles())
+    return next((p for p in profiles if p in releases), "upstream")
+
+
+def mode_assumed(found, profile: str) -> str | None:
+    """The given.assumed line for the provision mode a dump's reading leaves open at the release `profile`
+    (harness/dump/provisionmode.py assumed)."""
+    from harness.model.upstream.profile import load_profile
+    return provisionmode.assumed(found, load_profile(profile).provision_modes)
+
+
+def assumed_gates(objects: list[tuple[dict, str, int]], dump: Dump, profile: str,
+                  at: str | None) -> tuple[dict[str, bool], list[str]]:
+    """The feature gates the dump's objects show the customer's controller ran with (harness/dump/featuregates.py),
+    as given.featureGates (the gates read on) and the lines that say what decided each; `profile`: the release
+    whose repair policies a Node's conditions are read against."""
+    from harness.dump import featuregates
+    from harness.model.upstream.profile import load_profile
+    prof = load_profile(profile)
+    policies = list(prof.provider_setting("repairPolicies") or [])
+    release = f"profile {profile}"
+    overlays = [o for o, _, _ in objects if o.get("kind") == "NodeOverlay"]
+    found = featuregates.readings(dump.manifests, overlays, dump.nodes, dump.events, policies,
+                                  parse_rfc3339(at) if at else None, release)
+    return {r.gate: True for r in found if r.on}, [r.said for r in found]
 
 
 def missing_nodeclasses(dump: Dump) -> list[str]:
@@ -955,6 +985,7 @@ class NewOptions:
     log: str | None = None        # the customer's Karpenter controller log: the clock and steps where the dump has none
     until: str | None = None      # carry the run on past the dump to this time (RFC 3339): an advance step
     complete: bool = False        # the input holds every pod: no stand-in for requests its pods do not explain
+    provision_mode: str | None = None       # the customer's PROVISION_MODE where the dump cannot tell it
 
 
 def dump_zones(dump: Dump, region: str) -> list[str]:
@@ -1043,12 +1074,18 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
     # what the run rests on that the input did not show: given.assumed, which every run says beside its verdict
     assumed: list[str] = []
     found = provisionmode.provision_mode_of(dump.nodeclaims, dump.nodes)
-    if found is not None:
+    if opts.provision_mode:
+        if (why := provisionmode.contradicts(found, opts.provision_mode)):
+            raise SourceError("--provision-mode", None, why)
+        notes.append(provisionmode.given_note(found, opts.provision_mode))
+        if opts.provision_mode != "aksscriptless":
+            facts.setdefault("cluster", {})["provisionMode"] = opts.provision_mode
+    elif found is not None:
         notes.append(provisionmode.note(found))
         if found.mode != "aksscriptless":         # the default stays unwritten
             facts.setdefault("cluster", {})["provisionMode"] = found.mode
     elif dump.nodeclaims:
-        notes.append(provisionmode.ASSUMED)      # a note only: every release before v0.6.2 has no other mode
+        notes.append(provisionmode.ASSUMED)
     # default: the label policies and upstream (a release: --profile v1.6.2, or `all-releases` in the file)
     profiles = list(opts.profiles)
     release = ""
@@ -1135,11 +1172,14 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
         given["zones"] = nodes_zones
     if facts.get("cluster"):
         given["cluster"] = facts["cluster"]
-    gates, gate_notes = assumed_gates(dump.manifests)
+    read_at = release_of(given["profiles"])
+    if dump.nodeclaims and not opts.provision_mode and (said := mode_assumed(found, read_at)):
+        assumed.append(said)             # what the evidence leaves open at the customer's release
+    gates, gate_notes = assumed_gates(objects, dump, read_at, at)
     if gates:
         given["featureGates"] = gates
-        notes += gate_notes
-        assumed += gate_notes
+    notes += gate_notes
+    assumed += gate_notes
     manifests = work.manifests
     for name in missing_nodeclasses(dump):
         obj, version = default_nodeclass(name, given["profiles"])
@@ -1148,7 +1188,7 @@ def _new_scenario(opts: NewOptions, share: bool) -> tuple[Path, str, list[str]]:
                      f"default (karpenter.azure.com/{version}, an empty spec its CRD defaults fill); add it "
                      f"(kubectl get aksnodeclass {name} -o yaml) if the customer's differs")
         assumed.append(notes[-1])
-    expect = expectations(dump)
+    expect = expectations(dump, notes)
     if not opts.replay:
         # the cluster as it is: its NodeClaims, Nodes and running pods exist before the first pass; the
         # expectations are what the dump shows of them, and of the rest (pending pods, events)

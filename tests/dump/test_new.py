@@ -286,19 +286,46 @@ def test_a_machine_api_dump_replays_in_its_mode(tmp_path, capsys):
 
 
 def test_a_dump_that_shows_no_mode_says_it_assumed_the_default(tmp_path, capsys):
-    """NodeClaims without the machine annotation, a machine VM name or the VM path's label: the scenario runs as
-    aksscriptless and the notes say it was assumed, not read."""
+    """NodeClaims without the machine annotation, a machine VM name, a VM named for the NodeClaim or the VM path's
+    label: the scenario runs as aksscriptless, and the notes and given.assumed say it was assumed, not read."""
+    dump = yaml.safe_load(DUMP.read_text())
+    for o in dump["items"]:
+        if o["kind"] == "Node":
+            (o["metadata"].get("labels") or {}).pop("karpenter.sh/do-not-sync-taints", None)
+        if o["kind"] in ("Node", "NodeClaim"):
+            (o.get("spec") or {}).pop("providerID", None)
+            (o.get("status") or {}).pop("providerID", None)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    rc, out = new(tmp_path, path, extra=["--provider-version", "1.14.0"])
+    assert rc == 0
+    assert "assumed aksscriptless, the provider's default" in capsys.readouterr().err
+    (sc,) = load_scenarios(out)
+    assert "provisionMode" not in (sc.given.get("cluster") or {})
+    assert any(line.endswith("assumed aksscriptless, the provider's default") for line in sc.given["assumed"])
+
+
+def test_a_vm_named_for_its_nodeclaim_is_the_vm_path(tmp_path, capsys):
+    """The VM path names a VM aks-<NodeClaim>: aksscriptless, and given.assumed says a dump cannot tell it from
+    bootstrappingclient at a release that has both; a release before v0.6.2 has no other mode, so nothing is
+    assumed there."""
     dump = yaml.safe_load(DUMP.read_text())
     for o in dump["items"]:
         if o["kind"] == "Node":
             (o["metadata"].get("labels") or {}).pop("karpenter.sh/do-not-sync-taints", None)
     path = tmp_path / "dump.yaml"
     path.write_text(yaml.safe_dump(dump))
-    rc, out = new(tmp_path, path)
+    rc, out = new(tmp_path, path, extra=["--provider-version", "1.14.0"])
     assert rc == 0
-    assert "assumed aksscriptless, the provider's default" in capsys.readouterr().err
+    nc = next(o for o in dump["items"] if o["kind"] == "NodeClaim")
+    assert (f"given.cluster.provisionMode aksscriptless: NodeClaim {nc['metadata']['name']}'s provider ID names "
+            f"the VM aks-{nc['metadata']['name']}") in capsys.readouterr().err
     (sc,) = load_scenarios(out)
-    assert "provisionMode" not in (sc.given.get("cluster") or {})
+    assert any(line.endswith("assumed aksscriptless, not bootstrappingclient") for line in sc.given["assumed"])
+    rc, out = new(tmp_path, path, extra=["--provider-version", "0.5.5", "--force"])
+    assert rc == 0
+    (sc,) = load_scenarios(out)
+    assert not any("provisionMode" in line for line in sc.given.get("assumed") or [])
 
 
 def test_a_static_nodepool_says_the_gate_it_assumed_on(tmp_path, capsys):

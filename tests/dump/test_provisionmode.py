@@ -36,3 +36,22 @@ def test_do_not_sync_taints_means_the_vm_path():
 
 def test_nothing_to_say():
     assert provision_mode_of([], [_node("system", {"kubernetes.azure.com/mode": "system"})]) is None
+
+
+def test_what_a_reading_leaves_open_is_assumed_where_the_release_has_it():
+    from harness.dump.provisionmode import ASSUMED, ModeEvidence, assumed
+    machine = ModeEvidence("aksmachineapi", "NodeClaim x is annotated")
+    assert assumed(machine, ("aksscriptless", "bootstrappingclient", "aksmachineapi", "aksmachineapiheaderbatch")) \
+        .endswith("assumed aksmachineapi, not aksmachineapiheaderbatch")
+    assert assumed(machine, ("aksscriptless", "bootstrappingclient", "aksmachineapi")) is None
+    assert assumed(None, ("aksscriptless", "bootstrappingclient")) == ASSUMED
+    assert assumed(None, ("aksscriptless",)) is None       # before v0.6.2: no other mode
+
+
+def test_a_given_mode_may_only_be_what_the_dump_cannot_tell():
+    from harness.dump.provisionmode import ModeEvidence, contradicts, given_note
+    vm = ModeEvidence("aksscriptless", "Node n carries karpenter.sh/do-not-sync-taints=true")
+    assert contradicts(vm, "bootstrappingclient") is None and contradicts(None, "aksmachineapi") is None
+    assert contradicts(vm, "aksmachineapiheaderbatch").startswith("aksmachineapiheaderbatch is not what the dump shows")
+    assert given_note(vm, "bootstrappingclient") == ("given.cluster.provisionMode bootstrappingclient: --provision-mode; "
+                                                     "the dump agrees: Node n carries karpenter.sh/do-not-sync-taints=true")

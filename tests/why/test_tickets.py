@@ -40,6 +40,7 @@ EXPECTED: dict[str, list[str]] = {
     "t17-vm-fails-after-accept.scenario.yaml": ["core.behaviour.launchTimeout", "provider.asyncProvisioning"],
     "t18-daemonset-second-term-not-counted.scenario.yaml": ["core.behaviour.daemonSetCompatibility"],
     "t19-terminating-pod-outlives-deadline.scenario.yaml": ["core.behaviour.forcedEvictionAfterNodeDeadline"],
+    "t20-nap-machine-api-limit.scenario.yaml": [],
 }
 
 # Where decide() does not name what decided the ticket, and why (the counterfactual's gaps, not the tickets')
