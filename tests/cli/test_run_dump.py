@@ -17,10 +17,12 @@ DUMP = Path(__file__).resolve().parents[1] / "dump" / "dumps" / "expiring-node.y
 
 @pytest.fixture
 def made(tmp_path):
-    """The dump at its own time (the node there) and 5 minutes after its node expired."""
+    """The dump at its own time (the node there) and 5 minutes after its node expired (its provision mode given:
+    a VM-path dump does not tell aksscriptless from bootstrappingclient, which would be an assumption)."""
     def new(name: str, *extra: str) -> Path:
         out = tmp_path / f"{name}.scenario.yaml"
-        assert cli(["new", str(DUMP), "--name", name, "-o", str(out), "--profile", "upstream", *extra]) == 0
+        assert cli(["new", str(DUMP), "--name", name, "-o", str(out), "--profile", "upstream",
+                    "--provision-mode", "aksscriptless", *extra]) == 0
         return out
     return new("kept"), new("moved", "--at", "2026-11-20T14:05:00Z")
 
