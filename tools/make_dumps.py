@@ -7,7 +7,7 @@ ReplicaSet, Job, CronJob, disruption and service-account controllers): its objec
 API as Karpenter, the kubelet and kube-scheduler would write them (NodeClaim and Node status, pod bindings,
 the disrupted taint and the finalizer-held deletion), so uids, resourceVersions, managedFields, defaults,
 creation and deletion timestamps are the server's own; then every object is listed and written as a List,
-the way `kubectl get ... -o yaml` prints it. No Karpenter controller runs: the state is set, not reached.
+the way `kubectl get ... -o yaml --show-managed-fields` prints it (kubectl leaves managedFields out by default). No Karpenter controller runs: the state is set, not reached.
 
     python3 tools/make_dumps.py [--out tests/dump/dumps/real] [CASE ...]
 """
