@@ -1275,10 +1275,14 @@ def _finish(doc: dict, out: Path, copies: list[Path], notes: list[str], share: b
     text = head + body
     try:                                            # never write what validate rejects
         loaded = _validated(doc, text, out, lines, first)
-    except SourceError:
+    except SourceError as e:
         for c in copies:
             c.unlink(missing_ok=True)
-        raise
+        if Path(e.file).resolve() != out.resolve():
+            raise
+        # the refusal is of the scenario it would write, which is not on disk: say so, not a file to open
+        raise SourceError(e.file, None, f"not written: its line {e.line} would be refused: {e.reason}"
+                          if e.line else f"not written: {e.reason}") from None
     from harness.scenario.catalogamend import say
     text = say(text, [w for sc in loaded[:1] for w in sc.warnings], notes)
     return out, text, notes
