@@ -14,10 +14,9 @@ Each reading is a line of given.assumed: the run rests on it, and says so beside
 """
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 from harness.loop.lifecycle.health import ALLOWED_UNHEALTHY_PERCENT, BLOCKED as REPAIR_BLOCKED, GATE as REPAIR
 from harness.loop.provisioning.nodeoverlay import GATE as OVERLAY
 from harness.loop.provisioning.staticcapacity import GATE as STATIC
@@ -116,8 +115,7 @@ def node_repair(nodes: list[dict], events: list[dict], policies: list[dict], at:
                                           f"node health controller deletes such a node while at most "
                                           f"{ALLOWED_UNHEALTHY_PERCENT}% of its NodePool is unhealthy)")
     node, match = unhealthy[0]
-    ends = (" at " + dt.datetime.fromtimestamp(int(match[2]), dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-            if match[2] is not None else "")
+    ends = f" at {rfc3339(match[2])}" if match[2] is not None else ""
     return GateReading(REPAIR, False, f"{what(node, match)}: the dump does not show whether node repair was on; "
                                       f"assumed the {REPAIR} feature gate off (every release's chart default: the "
                                       "node stays; with given.featureGates.NodeRepair true core deletes it when "

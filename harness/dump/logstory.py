@@ -253,7 +253,7 @@ def _refused(story: Story, key: str, refusal: str | None, where: str, claim: Cla
 def _events(story: Story, events: list[tuple[dict, str]]) -> None:
     """Karpenter's events sent with the log: a FailedDraining naming a pod and the refusal (the pod ran on
     that Node, and what refused its eviction); a DisruptionBlocked naming PodDisruptionBudgets."""
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     for ev, where in events:
         obj = ev.get("involvedObject") or ev.get("regarding") or {}
         msg = str(ev.get("message") or ev.get("note") or "")

@@ -1347,7 +1347,7 @@ def _log_scenario(opts: NewOptions, out: Path, story, dump: Dump, given: dict, r
     beside it."""
     from types import SimpleNamespace
 
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     from harness.scenario.catalogs import available_catalogs, named_in_manifests, zones_where_catalog_has_none
     from harness.dump.logscenario import LOG_LABEL, assumed_lines, build
     from harness.scenario.load import API_VERSION
@@ -1426,7 +1426,7 @@ def _log_story(log: str, events: list[tuple[dict, str]]):
 def _log_steps(log_clock: dict, at: str | None, log: str, notes: list[str]) -> list[dict]:
     """What the customer's log says happened, as notes with offsets from the scenario's start, and one
     `advance` step to the log's last decision when that is after the start (harness/runner/karpenterlog.py clock)."""
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     from harness.loop.history import offset_text
     from harness.model.values.durations import go_duration_text
     start = parse_rfc3339(at) if at else log_clock["start"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.kube.kubetime import rfc3339
 from harness.scenario.notices import ObjectNote
 

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected, Identity
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.loop.provisioning.nodepool import ready_nodepools
 from harness.model.kube.kubetime import rfc3339
 from harness.loop.lifecycle.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.scenario.load import load_scenarios
 from tests.dump.test_dump_roundtrip import new, run, with_steps
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from harness.cli import main as cli
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.scenario.load import load_scenarios, load_scenarios_text
 
 DUMPS = Path(__file__).resolve().parent / "dumps"

@@ -3,7 +3,7 @@ decided it."""
 from __future__ import annotations
 
 from harness.dump.featuregates import node_overlay, node_repair, readings, static_capacity
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 
 # the provider's policies from v1.4.0 (profile provider.repairPolicies): Ready False or Unknown for 10 minutes
 POLICIES = [{"type": "Ready", "status": "False", "tolerationSeconds": 600},

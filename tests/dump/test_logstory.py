@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.dump import eventstext, logstory
 
 TICKETS = Path(__file__).resolve().parents[1] / "runner" / "karpenterlogs" / "tickets"

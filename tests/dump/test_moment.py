@@ -8,7 +8,7 @@ import json
 import yaml
 
 from harness.cli import main as cli
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.dump import moment as dumpmoment
 from harness.dump.new import (
     FINISHED_PHASES,

@@ -109,7 +109,7 @@ def test_a_dumped_drain_has_one_deadline_from_its_deletion(embedded):
     """A deleting NodeClaim of a dump: its terminationGracePeriod counts from the dump's deletionTimestamp
     (core lifecycle controller.go ensureTerminationGracePeriodTerminationTimeAnnotation), and the annotation, the
     TerminationGracePeriodExpiring event and the decision all name that one deadline, not the run's start plus it."""
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     from harness.loop.lifecycle.nodetermination import TERMINATION_ANNOTATION, rfc3339
     with simulation(embedded, [nodeclass(), nodepool(terminationGracePeriod="2h")]) as sim:
         deleted = sim.clock.now() - 1800

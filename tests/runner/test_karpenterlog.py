@@ -184,7 +184,7 @@ def test_new_takes_the_clock_and_a_step_from_the_log(tmp_path):
     the log's first pods became provisionable."""
     import yaml
 
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     from harness.dump.new import NewOptions, new_scenario, read_objects, split
     dump = ROOT / "tests/dump/dumps/real/expiring-node.yaml"
     t0 = parse_rfc3339(split(read_objects([str(dump)])).newest)

@@ -20,7 +20,7 @@ import copy
 from dataclasses import dataclass, field
 
 from harness.backends.base import ADMIN, APIRejected
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.loop.state import LoopState
 from harness.model.values.cron import CronError, parse_schedule
 from harness.model.values.durations import scenario_duration

@@ -14,7 +14,7 @@ or the first instant the loop saw it (a seeded node: the run's start). Why so: d
 """
 from __future__ import annotations
 
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.loop.disruption import record as disruptionwhy
 from harness.loop.disruption.orchestration import disruption_record
 from harness.loop.lifecycle.nodetermination import NodeTermination

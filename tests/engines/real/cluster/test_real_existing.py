@@ -514,7 +514,7 @@ def test_the_budgets_come_back_last():
 
 
 def test_a_seeded_nodeclaim_past_its_consolidate_after_is_awaited_until_core_marks_it():
-    from harness.loop.clock import parse_rfc3339
+    from harness.model.kube.kubetime import parse_rfc3339
     from harness.runner.engines.real.cluster.existing import unmarked
 
     def claim(name, conds, last=None, api="karpenter.sh/v1"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.loop.clock import parse_rfc3339
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.upstream.profile import load_profile
 from harness.runner.engines.real.cluster import existing, history
 from harness.runner.engines.real.engine import RealEngine

@@ -1,6 +1,7 @@
 """When an `advance` that moves the run's clock stops for a Job or CronJob (jobruns.py next_timer), and what a
 completed Job pod's kubelet reports."""
-from harness.loop.clock import EPOCH, parse_rfc3339
+from harness.loop.clock import EPOCH
+from harness.model.kube.kubetime import parse_rfc3339
 from harness.runner.engines.real.cluster import jobruns
 
 RUN = {"harness.karpenter.azure.com/run-duration": "10m"}
