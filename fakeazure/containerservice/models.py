@@ -114,6 +114,10 @@ class Machine:
     provisioning_state: str = "Creating"
     error: dict | None = None    # status.provisioningError
     operation: str | None = None
+    # status.driftAction / driftReason: what AKS wants done to the machine (armcontainerservice DriftAction:
+    # Synced, Recreate); None while AKS has said nothing (the provider's fake sets neither)
+    drift_action: str | None = None
+    drift_reason: str | None = None
 
     def view(self, sub: str) -> dict:
         props = clone_json(self.props)
@@ -124,6 +128,10 @@ class Machine:
         status["creationTimestamp"] = iso(self.created)
         if self.error is not None:
             status["provisioningError"] = self.error
+        if self.drift_action is not None:
+            status["driftAction"] = self.drift_action
+            if self.drift_reason:
+                status["driftReason"] = self.drift_reason
         props["status"] = status
         out: dict[str, Any] = {"id": machine_id(sub, self.pool.rg, self.pool.cluster, self.pool.name, self.name),
                                "name": self.name, "type": MACHINE_TYPE, "properties": props}

@@ -166,3 +166,15 @@ def test_node_bootstrapping_returns_the_kubelets_bootstrap(fa):
     del profile["vmSize"]
     status, _, err = call(fa, "GET", url, {"provisionProfile": profile, "provisionHelperValues": {"skuCPU": 2, "skuMemory": 8}})
     assert status == 400 and "missing field: VMSize cannot be empty" in err["error"]["message"]
+
+
+def test_aks_marks_a_machine_drifted_through_its_status(fa):
+    """set_machine_drift: status.driftAction and driftReason, which the provider's isMachineDrifted reads (provider
+    v1.14.0 pkg/cloudprovider/drift.go); none until AKS sets one; an unknown machine is NotFound."""
+    call(fa, "PUT", POOL + "/machines/default-abcde" + API, machine_body())
+    assert "driftAction" not in call(fa, "GET", POOL + "/machines/default-abcde" + API)[2]["properties"]["status"]
+    fa.set_machine_drift("default-abcde", "Recreate", "ClusterConfigurationChanged")
+    status = call(fa, "GET", POOL + "/machines/default-abcde" + API)[2]["properties"]["status"]
+    assert (status["driftAction"], status["driftReason"]) == ("Recreate", "ClusterConfigurationChanged")
+    with pytest.raises(Exception, match="not found"):
+        fa.set_machine_drift("default-zzzzz")

@@ -739,6 +739,16 @@ class AzureProvider:
         if err is not None:
             self.event("cloudprovider", "failed to delete instance", f"{name}: {err}")
 
+    def machine_drift_action(self, name: str) -> str | None:
+        """The machine's status.driftAction as isMachineDrifted reads it (a GET: aksMachineInstanceProvider.Get;
+        harness simplification: v1.12+ reads it through the machine cache, WithCache, the harness always GETs), ""
+        when AKS set none, None when the read failed (the check's error: no drift this time)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+        except HttpResponseError:
+            return None
+        return str((((got.get("properties") or {}).get("status") or {}).get("driftAction")) or "")
+
     def unavailable_offerings(self, known: list, claim_reqs: Requirements, below: float | None = None) -> tuple:
         """The offerings a NodeClaim allows that are unavailable (cheaper than `below`), as (instance type, zone,
         capacity type): of every type it names, whatever its availability (an instance type's zone and
