@@ -59,6 +59,12 @@ class AKSMachines:
         initial = self._send("PUT", f"/machines/{quote(name)}", machine, ok=(200, 201))
         return LROPoller(self.pipeline.client, initial, _json_of, PollWhenAsked(raw=True))
 
+    def update(self, name: str, machine: dict, etag: str | None) -> dict:
+        """DefaultAKSMachineProvider.Update: the whole machine PUT back, If-Match its eTag when it has one (the
+        Machine API has no PATCH); the updated machine's JSON."""
+        headers = {"If-Match": etag} if etag else {}
+        return self._send("PUT", f"/machines/{quote(name)}", machine, headers, ok=(200, 201)).http_response.json()
+
     def get(self, name: str) -> dict:
         """MachinesClient.Get: the machine's JSON; ResourceNotFoundError when it is not there."""
         return self._send("GET", f"/machines/{quote(name)}").http_response.json()

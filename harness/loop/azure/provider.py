@@ -30,6 +30,7 @@ from harness.loop.azure.sdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, R
                                    lower_rg, retry_after)
 from harness.loop.scheduling.scheduler import offering_compatible
 from harness.loop.azure.aksapi import AKSMachines, provisioning_error, vm_name_of
+from harness.loop.azure.machinetags import inplace_update_hash, machine_tags
 from harness.loop.azure.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model.azure.aksmachines import MachineNameError, machine_name
 from harness.model.azure import instancetypes as itmod
@@ -116,6 +117,9 @@ class Launched:
     # Machine API path (create_machine)
     machine_id: str = ""
     machine_name: str = ""
+    # its karpenter.azure.com/in-place-update-hash at Create (setAdditionalAnnotationsForNewNodeClaim; the Machine
+    # API path only: harness/loop/azure/machinetags.py)
+    inplace_hash: str = ""
 
 
 @dataclass
@@ -418,10 +422,11 @@ class AzureProvider:
         return best
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
-               nodeclass_name: str, decorate=None) -> Launched | LaunchFailure:
+               nodeclass_name: str, decorate=None, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure:
         """`decorate`: the NodeClaim's NodePool's NodeOverlay store, which Create applies to the types it picks
         from with the NodeOverlay gate on (provider v1.7.2+ pkg/cloudprovider/cloudprovider.go
-        resolveInstanceTypes: instanceTypeStore.ApplyAll)."""
+        resolveInstanceTypes: instanceTypeStore.ApplyAll). `nodeclass_tags`: the AKSNodeClass's spec.tags, which
+        an AKS machine carries (the VM path does not send them: not simulated)."""
         # NodeClass not found and no compatible instance type are InsufficientCapacity errors
         # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; github.com/Azure/karpenter-provider-azure
         # v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go)
@@ -472,7 +477,7 @@ class AzureProvider:
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         if machine is not None and self.aks is not None:
             return self.create_machine(nodeclaim, claim_reqs, known, it, offering, ultra, machine, kubelet,
-                                       custom_data, attempted, arch, candidates)
+                                       custom_data, attempted, arch, candidates, nodeclass_tags)
         vm_name = self.resource_name(nodeclaim["metadata"]["name"])
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
         tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
@@ -570,7 +575,7 @@ class AzureProvider:
     # -- the AKS Machine API path (provider v1.14.0 pkg/providers/instance/aksmachineinstance.go) -------------
     def create_machine(self, nodeclaim: dict, claim_reqs: Requirements, known: list, it, offering, ultra: bool,
                        machine: MachineLabels, kubelet: KubeletLabels, custom_data: str, attempted: dict, arch: str,
-                       candidates: int) -> Launched | LaunchFailure:
+                       candidates: int, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure:
         """BeginCreate in an AKS Machine API mode (beginCreateMachine, beginCreateMachineNonBatch): the machine's
         name from the NodeClaim's, an existing machine of that name reused, else its PUT, a GET once after it, and
         the operation waited for. AKS makes the VM (aks-<pool>-<machine>-<8 digits>-vm) and its NIC; the NodeClaim
@@ -601,7 +606,7 @@ class AzureProvider:
                 return failure
             got = existing
         else:
-            body = self._machine_body(nodeclaim, it, offering, ultra, machine)
+            body = self._machine_body(nodeclaim, it, offering, ultra, machine, nodeclass_tags)
             try:
                 poller = self.call("machine.create", lambda: self.aks.begin_create_or_update(name, body))
             except HttpResponseError as e:
@@ -644,12 +649,15 @@ class AzureProvider:
         cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
         return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
                         custom_data, offering.price, candidates, cheaper, writer=aks_writer(), machine=machine,
-                        machine_id=str(got.get("id") or ""), machine_name=name)
+                        machine_id=str(got.get("id") or ""), machine_name=name,
+                        inplace_hash=inplace_update_hash(self.cluster.cluster_name, nodeclass_tags,
+                                                         nodeclaim["metadata"]["labels"].get(NODEPOOL)))
 
-    def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels) -> dict:
+    def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels,
+                      nodeclass_tags: dict | None) -> dict:
         """buildAKSMachineTemplate, of the fields the fake and a scenario's request checks read: size, zone,
         priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints),
-        the tags (launchtemplate.Tags and the NodeClaim's, ConfigureAKSMachineTags). (harness simplification: the
+        the tags (ConfigureAKSMachineTags: harness/loop/azure/machinetags.py). (harness simplification: the
         node image version, OS SKU, kubelet and Linux OS configuration are not sent; the fake defaults them.)"""
         spec = nodeclaim.get("spec") or {}
         taints = []
@@ -657,10 +665,8 @@ class AzureProvider:
             text = f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
             if text not in taints:
                 taints.append(text)
-        tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
-                "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
-                "compute.aks.billing": "linux",
-                "karpenter.azure.com_aksmachine_nodeclaim": nodeclaim["metadata"]["name"]}
+        tags = machine_tags(self.cluster.cluster_name, nodeclass_tags,
+                            nodeclaim["metadata"]["labels"].get(NODEPOOL), nodeclaim["metadata"]["name"])
         kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": []}
         return {"zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
                 "properties": {"hardware": {"vmSize": it.name, "ultraSsdEnabled": ultra},
@@ -738,6 +744,22 @@ class AzureProvider:
         err = self._delete_machine(name)
         if err is not None:
             self.event("cloudprovider", "failed to delete instance", f"{name}: {err}")
+
+    def update_machine_tags(self, name: str, tags: dict[str, str]) -> bool:
+        """The in-place update of an AKS machine (inplaceupdate processAKSMachineInstance): GET the machine, and
+        when its tags are not `tags` (patchAKSMachineTags), PUT it back with them, If-Match its eTag. True when the
+        tags are current (updated or already so); a failed call is logged and False (the controller retries)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+            props = got.get("properties") or {}
+            if dict(props.get("tags") or {}) == tags:
+                return True
+            body = {**got, "properties": {**props, "tags": dict(tags)}}
+            self.call("machine.update", lambda: self.aks.update(name, body, props.get("eTag")))
+            return True
+        except HttpResponseError as e:
+            self.event("nodeclaim.inplaceupdate", "failed to apply update to AKS machine", f"{name}: {error_text(e)}")
+            return False
 
     def machine_drift_action(self, name: str) -> str | None:
         """The machine's status.driftAction as isMachineDrifted reads it (a GET: aksMachineInstanceProvider.Get;

@@ -19,6 +19,7 @@ from harness.loop.azure.provider import Launched, LaunchFailure
 from harness.loop.lifecycle.liveness import unlaunched_timeout
 from harness.loop.state import Claim, LoopState
 from harness.loop.lifecycle.termination import Termination
+from harness.loop.azure.machinetags import INPLACE_UPDATE_HASH
 from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 from harness.model.values.resources import format_resource_list
 from harness.model.labels.writers import resolved_requirement_labels
@@ -74,8 +75,10 @@ class Launch:
                          (f"NodePool/{c.template.name}",))
             self.termination.delete_claim(c, reason)
             return True
+        nodeclass = s.cluster.get("AKSNodeClass", c.nodeclass_name) if c.nodeclass_name else None
         out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name,
-                                lambda its: s.overlays.instance_types(s, c.template.name, its))
+                                lambda its: s.overlays.instance_types(s, c.template.name, its),
+                                nodeclass_tags=((nodeclass or {}).get("spec") or {}).get("tags"))
         if isinstance(out, LaunchFailure):
             failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
                        "code": out.code, "attempted": out.attempted}
@@ -140,7 +143,7 @@ class Launch:
             # BuildNodeClaimFromAKSMachineTemplate: the NodeClaim names its AKS machine (provider v1.14.0
             # pkg/providers/instance/aksmachineinstanceutils.go)
             c.obj["metadata"]["annotations"] = {**(c.obj["metadata"].get("annotations") or {}),
-                                                MACHINE_ANNOTATION: out.machine_id}
+                                                MACHINE_ANNOTATION: out.machine_id, INPLACE_UPDATE_HASH: out.inplace_hash}
         it = out.instance_type
         c.obj["status"] = {"providerID": out.provider_id,
                            "capacity": format_resource_list(it.capacity),
