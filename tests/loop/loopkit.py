@@ -22,6 +22,8 @@ given:
 manifests: []
 expect: {}
 """
+# the same, creating through the AKS Machine API (harness/loop/azure/aksapi.py)
+MACHINE_API = SCENARIO.replace("given:\n", "given:\n  cluster: {provisionMode: aksmachineapi}\n")
 
 
 def nodepool(name="default", **spec) -> dict:

@@ -69,6 +69,18 @@ class AKSMachines:
         """MachinesClient.Get: the machine's JSON; ResourceNotFoundError when it is not there."""
         return self._send("GET", f"/machines/{quote(name)}").http_response.json()
 
+    def list(self) -> list[dict]:
+        """MachinesClient.NewListPager: every machine of the pool, page after page."""
+        out, resp = [], self._send("GET", "/machines").http_response.json()
+        out += resp.get("value") or []
+        while resp.get("nextLink"):
+            nxt = self.pipeline.send(HttpRequest("GET", resp["nextLink"])).http_response
+            if nxt.status_code != 200:
+                raise HttpResponseError(response=nxt, error_format=ARMErrorFormat)
+            resp = nxt.json()
+            out += resp.get("value") or []
+        return out
+
     def begin_delete(self, names: list[str]) -> LROPoller:
         """AgentPoolsClient.BeginDeleteMachines: POST deleteMachines {machineNames}, 202 while they go."""
         initial = self._send("POST", "/deleteMachines", {"machineNames": list(names)}, ok=(200, 202))

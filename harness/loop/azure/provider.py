@@ -31,6 +31,7 @@ from harness.loop.azure.sdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, R
 from harness.loop.scheduling.scheduler import offering_compatible
 from harness.loop.azure.aksapi import AKSMachines, provisioning_error, vm_name_of
 from harness.loop.azure.machinetags import inplace_update_hash, machine_tags
+from harness.loop.clock import parse_rfc3339
 from harness.loop.azure.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model.azure.aksmachines import MachineNameError, machine_name
 from harness.model.azure import instancetypes as itmod
@@ -208,6 +209,7 @@ class AzureProvider:
         self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
         self._last_nic_gc: float | None = None
         self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
+        self._machine_suspects: set[str] = set()   # AKS machines a failed delete may have left
         # names whose cleanup removed both the VM and its NIC: the finalizer's next Delete finds the VM gone,
         # and nothing of it is left for the garbage collectors
         self._cleaned: set[str] = set()
@@ -722,8 +724,10 @@ class AzureProvider:
         create a refusal other than not-found is logged (BeginCreate)."""
         try:
             self.call("machine.delete", lambda: self.aks.begin_delete([name])).result()
+            self._machine_suspects.discard(name)
             return None
         except HttpResponseError as e:
+            self._machine_suspects.add(name)
             if after_failed_create and getattr(e, "status_code", None) != 404 and error_code(e) != "NotFound":
                 self.event("instance", "failed to delete AKS machine after failed creation",
                            f"{name}: {error_text(e)}")
@@ -892,14 +896,24 @@ class AzureProvider:
             self.event("instance.garbagecollection", "listing VMs", error_text(e))
             return None
 
+    def list_machine_names(self) -> set[str] | None:
+        """Lower-case names of the machines pool's AKS machines, or None when the list failed (the caller skips
+        this garbage-collection round)."""
+        try:
+            return {str(m.get("name") or "").lower() for m in self.call("machine.list", lambda: self.aks.list())}
+        except HttpResponseError as e:
+            self.event("garbagecollection", "listing cloudprovider instances", error_text(e))
+            return None
+
     def collect_garbage(self, owned: set[str], eventually: bool = False) -> None:
         """The provider's two garbage collectors, for what failed cleanups left: VMs with no
         NodeClaim older than INSTANCE_GC_GRACE, and NICs with neither a VM nor a NodeClaim of their
         name (every NIC_GC_INTERVAL). `eventually` runs both as if their time had come (the
         harness's steady state stands for 'later'). Nothing runs until a cleanup left something.
         Afterwards `leftovers` holds what a later round still has to remove."""
+        machines_left = self._collect_machines(owned, eventually)
         if not self._suspects:
-            self.leftovers = set()
+            self.leftovers = machines_left
             return
         now = self.now()
         owned = {n.lower() for n in owned}
@@ -933,7 +947,35 @@ class AzureProvider:
                 return
             left = {n.lower() for n in nics} | (self.list_vm_names() or live)
             self._suspects &= left
-            self.leftovers = self._suspects - owned
+            self.leftovers = (self._suspects - owned) | machines_left
+
+    def _collect_machines(self, owned: set[str], eventually: bool) -> set[str]:
+        """The instance garbage collector's AKS machines, for what a failed machine delete left (cloudprovider.go
+        List lists the pool's machines beside the VMs; instance_garbagecollection.go Reconcile): a machine whose
+        VM (its provider ID) no NodeClaim owns, not being deleted, created more than INSTANCE_GC_GRACE ago
+        (status.creationTimestamp; `eventually`: whatever its age) is deleted (cloudprovider.go Delete). The
+        machines such a round still leaves, by name."""
+        if not self._machine_suspects or self.aks is None:
+            return set()
+        try:
+            machines = self.call("machine.list", lambda: self.aks.list())
+        except HttpResponseError as e:
+            self.event("instance.garbagecollection", "listing cloudprovider instances", error_text(e))
+            return set(self._machine_suspects)
+        now, owned = self.now(), {n.lower() for n in owned}
+        left = set()
+        for m in machines:
+            name = str(m.get("name") or "")
+            if vm_name_of(m).lower() in owned or provisioning_state(m) == "deleting":
+                continue
+            created = (((m.get("properties") or {}).get("status") or {}).get("creationTimestamp"))
+            if eventually or (created and now - parse_rfc3339(created) > INSTANCE_GC_GRACE):
+                self.delete_machine(name)
+                if name not in self._machine_suspects:
+                    continue           # deleted
+            left.add(name)
+        self._machine_suspects &= left
+        return left
 
 
 def request_log(fake) -> list[dict]:

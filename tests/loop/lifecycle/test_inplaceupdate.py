@@ -6,9 +6,7 @@ import copy
 
 from harness.loop.azure.machinetags import INPLACE_UPDATE_HASH
 from harness.loop.azure.provider import request_log
-from tests.loop.loopkit import SCENARIO, nodeclass, nodepool, pod, simulation
-
-MACHINES = SCENARIO.replace("given:\n", "given:\n  cluster: {provisionMode: aksmachineapi}\n")
+from tests.loop.loopkit import MACHINE_API, nodeclass, nodepool, pod, simulation
 
 
 def _registered(sim):
@@ -33,7 +31,7 @@ def _retagged(tags):
 
 
 def test_a_tags_change_puts_the_machine_back_once_and_moves_the_hash(embedded):
-    with simulation(embedded, scenario=MACHINES) as sim:
+    with simulation(embedded, scenario=MACHINE_API) as sim:
         c = _registered(sim)
         first = c.obj["metadata"]["annotations"][INPLACE_UPDATE_HASH]
         assert not sim.inplace.reconcile() and not _machine_updates(sim)      # stamped at Create: current
