@@ -118,6 +118,9 @@ class Machine:
     # Synced, Recreate); None while AKS has said nothing (the provider's fake sets neither)
     drift_action: str | None = None
     drift_reason: str | None = None
+    # created by a BatchPutMachine PUT: the reply names the first machine's operation only, so each machine's GET
+    # stands for a status poll of its own (the provider waits with GETs: machinecache PollUntilDone)
+    batched: bool = False
 
     def view(self, sub: str) -> dict:
         props = clone_json(self.props)

@@ -178,3 +178,14 @@ def test_aks_marks_a_machine_drifted_through_its_status(fa):
     assert (status["driftAction"], status["driftReason"]) == ("Recreate", "ClusterConfigurationChanged")
     with pytest.raises(Exception, match="not found"):
         fa.set_machine_drift("default-zzzzz")
+
+
+def test_a_batched_machines_get_stands_for_a_poll_of_its_operation(fa):
+    """The batch's reply names the first machine's operation only; the provider waits for each machine with GETs
+    (machinecache PollUntilDone), which advance a batched machine's own operation (after_polls 1 here)."""
+    header = {"batchMachines": [{"machineName": f"m{i}", "zones": ["1"], "tags": {}} for i in range(2)]}
+    call(fa, "PUT", POOL + "/machines/m0" + API, machine_body(), {"BatchPutMachine": json.dumps(header)})
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[2]["properties"]["provisioningState"] == "Succeeded"
+    call(fa, "PUT", POOL + "/machines/solo" + API, machine_body())          # no header: only its operation's polls
+    for _ in range(2):
+        assert call(fa, "GET", POOL + "/machines/solo" + API)[2]["properties"]["provisioningState"] == "Creating"

@@ -54,9 +54,10 @@ class AKSMachines:
             raise HttpResponseError(response=resp.http_response, error_format=ARMErrorFormat)
         return resp
 
-    def begin_create_or_update(self, name: str, machine: dict) -> LROPoller:
-        """MachinesClient.BeginCreateOrUpdate: the PUT; its result (the machine's JSON) when asked for."""
-        initial = self._send("PUT", f"/machines/{quote(name)}", machine, ok=(200, 201))
+    def begin_create_or_update(self, name: str, machine: dict, headers: dict | None = None) -> LROPoller:
+        """MachinesClient.BeginCreateOrUpdate: the PUT (with `headers`: the BatchPutMachine header of a batch); its
+        result (the machine's JSON) when asked for."""
+        initial = self._send("PUT", f"/machines/{quote(name)}", machine, headers, ok=(200, 201))
         return LROPoller(self.pipeline.client, initial, _json_of, PollWhenAsked(raw=True))
 
     def update(self, name: str, machine: dict, etag: str | None) -> dict:

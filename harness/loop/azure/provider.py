@@ -30,6 +30,8 @@ from harness.loop.azure.sdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, R
                                    lower_rg, retry_after)
 from harness.loop.scheduling.scheduler import offering_compatible
 from harness.loop.azure.aksapi import AKSMachines, provisioning_error, vm_name_of
+from harness.loop.azure.machinebatch import (BATCH_HEADER, BatchAnswerError, batch_header, batch_key,
+                                             per_machine_errors, shared_template)
 from harness.loop.azure.machinetags import inplace_update_hash, machine_tags
 from harness.loop.clock import parse_rfc3339
 from harness.loop.azure.unavailable import Classified, UnavailableOfferings, classify_and_mark
@@ -56,6 +58,9 @@ RG_DEFAULT = "MC_harness_cluster_southcentralus"
 # without a NodeClaim older than 5 min (instance_garbagecollection.go Reconcile); NIC GC every
 # 5 min for NICs with neither a VM nor a NodeClaim of their name (nic_garbagecollection.go).
 INSTANCE_GC_GRACE = 300.0
+HEADER_BATCH_MODE = "aksmachineapiheaderbatch"     # pkg/consts/consts.go ProvisionModeAKSMachineAPIHeaderBatch
+# the GETs a batched machine's promise waits with at most (machinecache.go PollUntilDone: every 5 s for 15 min)
+BATCH_POLLS = 180
 INSTANCE_GC_INTERVAL = 120.0
 NIC_GC_INTERVAL = 300.0
 # the table NewProvider falls back to for a region it has none for (provider v1.14.0
@@ -121,6 +126,13 @@ class Launched:
     # its karpenter.azure.com/in-place-update-hash at Create (setAdditionalAnnotationsForNewNodeClaim; the Machine
     # API path only: harness/loop/azure/machinetags.py)
     inplace_hash: str = ""
+
+
+@dataclass
+class PendingMachine:
+    """A machine create queued for its header batch (aksmachineapiheaderbatch): `finish`, once the launch round
+    flushed the batch (AzureProvider.flush_batch), is what Create returns."""
+    finish: Callable[[], "Launched | LaunchFailure"]
 
 
 @dataclass
@@ -210,6 +222,8 @@ class AzureProvider:
         self._last_nic_gc: float | None = None
         self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
         self._machine_suspects: set[str] = set()   # AKS machines a failed delete may have left
+        self._batch: list[tuple[str, dict]] = []  # header batch mode: (machine, body) queued for flush_batch
+        self._batch_answers: dict[str, object] = {}   # machine -> None, (code, message) or an error of its batch
         # names whose cleanup removed both the VM and its NIC: the finalizer's next Delete finds the VM gone,
         # and nothing of it is left for the garbage collectors
         self._cleaned: set[str] = set()
@@ -424,7 +438,7 @@ class AzureProvider:
         return best
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
-               nodeclass_name: str, decorate=None, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure:
+               nodeclass_name: str, decorate=None, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure | PendingMachine:
         """`decorate`: the NodeClaim's NodePool's NodeOverlay store, which Create applies to the types it picks
         from with the NodeOverlay gate on (provider v1.7.2+ pkg/cloudprovider/cloudprovider.go
         resolveInstanceTypes: instanceTypeStore.ApplyAll). `nodeclass_tags`: the AKSNodeClass's spec.tags, which
@@ -577,7 +591,7 @@ class AzureProvider:
     # -- the AKS Machine API path (provider v1.14.0 pkg/providers/instance/aksmachineinstance.go) -------------
     def create_machine(self, nodeclaim: dict, claim_reqs: Requirements, known: list, it, offering, ultra: bool,
                        machine: MachineLabels, kubelet: KubeletLabels, custom_data: str, attempted: dict, arch: str,
-                       candidates: int, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure:
+                       candidates: int, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure | PendingMachine:
         """BeginCreate in an AKS Machine API mode (beginCreateMachine, beginCreateMachineNonBatch): the machine's
         name from the NodeClaim's, an existing machine of that name reused, else its PUT, a GET once after it, and
         the operation waited for. AKS makes the VM (aks-<pool>-<machine>-<8 digits>-vm) and its NIC; the NodeClaim
@@ -598,6 +612,21 @@ class AzureProvider:
         except HttpResponseError as e:
             existing = None          # not fatal: logged, and the create goes on (beginCreateMachine)
             self.event("instance", "failed to check for existing AKS machine", f"{name}: {error_text(e)}")
+
+        def launched(got: dict) -> Launched:
+            vm_name = vm_name_of(got)
+            self.machine_vms[vm_name.lower()] = name
+            self.created_at.setdefault(vm_name, self.now())
+            provider_id = "azure://" + lower_rg(str(got["properties"]["resourceId"]))
+            labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
+                                         nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
+            cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
+            return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
+                            custom_data, offering.price, candidates, cheaper, writer=aks_writer(), machine=machine,
+                            machine_id=str(got.get("id") or ""), machine_name=name,
+                            inplace_hash=inplace_update_hash(self.cluster.cluster_name, nodeclass_tags,
+                                                             nodeclaim["metadata"]["labels"].get(NODEPOOL)))
+
         if existing is not None:
             # reuseExistingMachine: the machine of an earlier attempt is this NodeClaim's; a Failed one is
             # handled as its provisioning error, then deleted (BeginCreate's cleanup)
@@ -609,22 +638,19 @@ class AzureProvider:
             got = existing
         else:
             body = self._machine_body(nodeclaim, it, offering, ultra, machine, nodeclass_tags)
+            if self.batching():
+                # beginCreateMachineBatch: queued for this round's batch PUT (flush_batch), finished after it
+                self._batch.append((name, body))
+                return PendingMachine(lambda: self._after_batch(name, it, offering, attempted, launched))
             try:
                 poller = self.call("machine.create", lambda: self.aks.begin_create_or_update(name, body))
             except HttpResponseError as e:
-                failure = self._machine_refused(e, name, it, offering, attempted)
+                failure = self._machine_refused(error_code(e), error_text(e), name, it, offering, attempted)
                 self._delete_machine(name, after_failed_create=True)
                 return failure
-            try:
-                got = self.call("machine.get", lambda: self.aks.get(name))
-            except HttpResponseError as e:
-                self._delete_machine(name, after_failed_create=True)
-                return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to get AKS machine "{name}" once '
-                                     f'after begin creation: {error_text(e)}', error_code(e), attempted)
-            if provisioning_state(got) == "failed":
-                failure = self._machine_failed(got, name, "get once after begin creation", it, offering, attempted)
-                self._delete_machine(name, after_failed_create=True)
-                return failure
+            got = self._get_once(name, it, offering, attempted)
+            if isinstance(got, LaunchFailure):
+                return got
             try:
                 poller.result()
             except HttpResponseError as e:
@@ -642,18 +668,87 @@ class AzureProvider:
                 self.delete_machine(name)
                 failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
                 return failure
-        vm_name = vm_name_of(got)
-        self.machine_vms[vm_name.lower()] = name
-        self.created_at.setdefault(vm_name, self.now())
-        provider_id = "azure://" + lower_rg(str(got["properties"]["resourceId"]))
-        labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
-                                     nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
-        cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
-        return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
-                        custom_data, offering.price, candidates, cheaper, writer=aks_writer(), machine=machine,
-                        machine_id=str(got.get("id") or ""), machine_name=name,
-                        inplace_hash=inplace_update_hash(self.cluster.cluster_name, nodeclass_tags,
-                                                         nodeclaim["metadata"]["labels"].get(NODEPOOL)))
+        return launched(got)
+
+    def batching(self) -> bool:
+        """PROVISION_MODE aksmachineapiheaderbatch: machine creates go through the header batch (flush_batch)."""
+        return self.aks is not None and self.cluster.provision_mode == HEADER_BATCH_MODE
+
+    def flush_batch(self) -> None:
+        """The header batches of the creates queued since the last flush (the launch round's: the batcher's 1 s
+        idle timer fires after them): grouped by batch_key, up to provider.aksMachine.headerBatchMax each, one PUT
+        per batch at its first machine's path, the shared template as its body and the BatchPutMachine header
+        naming every machine (executor.go executeBatch); each machine's answer kept for _after_batch."""
+        queued, self._batch = self._batch, []
+        groups: dict[str, list[tuple[str, dict]]] = {}
+        for name, body in queued:
+            groups.setdefault(batch_key(body), []).append((name, body))
+        size = int((self.profile.provider.get("aksMachine") or {}).get("headerBatchMax") or 0) or len(queued) or 1
+        for entries in groups.values():
+            for i in range(0, len(entries), size):
+                self._put_batch(entries[i:i + size])
+
+    def _put_batch(self, entries: list[tuple[str, dict]]) -> None:
+        names = [n for n, _ in entries]
+        headers = {BATCH_HEADER: batch_header(entries)}
+        try:
+            self.call("machine.create", lambda: self.aks.begin_create_or_update(
+                names[0], shared_template(entries[0][1]), headers=headers))
+            self._batch_answers.update({n: None for n in names})
+        except HttpResponseError as e:
+            try:
+                body = e.response.json() if e.response is not None else {}
+                self._batch_answers.update(per_machine_errors(body if isinstance(body, dict) else {}, names))
+            except (ValueError, BatchAnswerError) as bad:
+                # distributeOperationalError: every machine of the batch fails with it
+                self._batch_answers.update({n: f"failed to extract per-machine errors: {bad}" for n in names})
+
+    def _after_batch(self, name: str, it, offering, attempted: dict, launched: Callable) -> "Launched | LaunchFailure":
+        """beginCreateMachineBatch once its batch answered: the machine's own error through the begin-create
+        handlers, or an error of the whole batch unhandled (BeginCreate then deletes the machine); else the GET once,
+        and the promise's wait: GETs until the machine leaves Creating (machinecache PollUntilDone), its
+        provisioning error handled as the LRO's."""
+        answer = self._batch_answers.pop(name, "no answer from the batch")
+        if answer is not None:
+            if isinstance(answer, str):
+                failure = LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                        f'failed to begin create AKS machine "{name}", unhandled error: {answer}', "",
+                                        attempted)
+            else:
+                failure = self._machine_refused(answer[0], f"{answer[0]}: {answer[1]}", name, it, offering, attempted)
+            self._delete_machine(name, after_failed_create=True)
+            return failure
+        got = self._get_once(name, it, offering, attempted)
+        if isinstance(got, LaunchFailure):
+            return got
+        for _ in range(BATCH_POLLS):
+            if provisioning_state(got) != "creating":
+                break
+            try:
+                got = self.call("machine.get", lambda: self.aks.get(name))
+            except HttpResponseError:
+                continue
+        if provisioning_state(got) == "failed" or provisioning_error(got) is not None:
+            failure = self._machine_failed(got, name, "LRO (GET poller)", it, offering, attempted)
+            self.delete_machine(name)
+            failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
+            return failure
+        return launched(got)
+
+    def _get_once(self, name: str, it, offering, attempted: dict) -> "dict | LaunchFailure":
+        """getCreatedMachineAndHandleEarlyProvisioningError: the machine read once after its PUT; a failed read,
+        or a machine already Failed, fails the create (and BeginCreate deletes the machine)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+        except HttpResponseError as e:
+            self._delete_machine(name, after_failed_create=True)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to get AKS machine "{name}" once '
+                                 f'after begin creation: {error_text(e)}', error_code(e), attempted)
+        if provisioning_state(got) == "failed":
+            failure = self._machine_failed(got, name, "get once after begin creation", it, offering, attempted)
+            self._delete_machine(name, after_failed_create=True)
+            return failure
+        return got
 
     def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels,
                       nodeclass_tags: dict | None) -> dict:
@@ -678,7 +773,7 @@ class AzureProvider:
                                "priority": "Spot" if offering.capacity_type == "spot" else "Regular",
                                "tags": tags}}
 
-    def _machine_refused(self, e: HttpResponseError, name: str, it, offering, attempted: dict) -> LaunchFailure:
+    def _machine_refused(self, code: str, text: str, name: str, it, offering, attempted: dict) -> LaunchFailure:
         """The PUT refused (beginCreateMachineNonBatch -> handleMachineBeginCreateError): the release's begin-create
         handlers (release-probes.yaml provider.aksMachine.beginCreateErrorHandlers, from v1.12.0; none before, when
         the error is returned as it is) mark offerings unavailable; what Create returns is a CreateError with the
@@ -686,7 +781,6 @@ class AzureProvider:
         a plain error (cloudprovider.go toCreateError: reason CreateInstanceFailed, the whole text)."""
         am = self.profile.provider.get("aksMachine") or {}
         handlers = list(am.get("beginCreateErrorHandlers") or ())
-        code, text = error_code(e), error_text(e)
         if not handlers:
             return LaunchFailure("Unhandled", "CreateInstanceFailed",
                                  f'failed to begin create AKS machine "{name}": {text}', code, attempted)
