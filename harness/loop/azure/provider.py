@@ -596,7 +596,8 @@ class AzureProvider:
         name from the NodeClaim's, an existing machine of that name reused, else its PUT, a GET once after it, and
         the operation waited for. AKS makes the VM (aks-<pool>-<machine>-<8 digits>-vm) and its NIC; the NodeClaim
         carries the VM as its provider ID and the machine's ID as karpenter.azure.com/aks-machine-resource-id.
-        What refuses the create goes through the Machine API's handlers (_machine_refused, _machine_failed)."""
+        What refuses the create goes through the Machine API's handlers (_machine_refused, _machine_failed). In
+        aksmachineapiheaderbatch a new machine's PUT waits for the round's batch: a PendingMachine."""
         am = self.profile.provider.get("aksMachine") or {}
         claim = nodeclaim["metadata"]["name"]
         try:
@@ -774,7 +775,8 @@ class AzureProvider:
                                "tags": tags}}
 
     def _machine_refused(self, code: str, text: str, name: str, it, offering, attempted: dict) -> LaunchFailure:
-        """The PUT refused (beginCreateMachineNonBatch -> handleMachineBeginCreateError): the release's begin-create
+        """The PUT refused, or the machine's error in a refused batch (beginCreateMachineNonBatch and
+        beginCreateMachineBatch -> handleMachineBeginCreateError; `text`: "code: message"): the release's begin-create
         handlers (release-probes.yaml provider.aksMachine.beginCreateErrorHandlers, from v1.12.0; none before, when
         the error is returned as it is) mark offerings unavailable; what Create returns is a CreateError with the
         handler's reason where the release makes one (provider.aksMachine.beginCreateErrorKind, v1.14.0), else
