@@ -189,3 +189,12 @@ def test_a_batched_machines_get_stands_for_a_poll_of_its_operation(fa):
     call(fa, "PUT", POOL + "/machines/solo" + API, machine_body())          # no header: only its operation's polls
     for _ in range(2):
         assert call(fa, "GET", POOL + "/machines/solo" + API)[2]["properties"]["provisioningState"] == "Creating"
+
+
+def test_a_spot_eviction_takes_the_machine_with_its_vm(fa):
+    call(fa, "PUT", POOL + "/machines/spot" + API, machine_body(priority="Spot"))
+    call(fa, "GET", POOL + "/machines/spot" + API)
+    vm = call(fa, "GET", POOL + "/machines/spot" + API)[2]["properties"]["resourceId"].rsplit("/", 1)[1]
+    fa.evict(NODE_RG, vm)
+    assert call(fa, "GET", POOL + "/machines/spot" + API)[0] == 404
+    assert call(fa, "GET", POOL + "/machines" + API)[2]["value"] == []
