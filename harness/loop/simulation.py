@@ -6,7 +6,7 @@ each iteration, in the order they act on a real cluster:
 
   kube-scheduler binds -> Karpenter provisions -> launch (Azure SDK -> fakeazure) -> lifecycle
   (kubelet registers, CSI node, cloud node controller, Karpenter registration, initialization +
-  DaemonSet pods) -> kube-scheduler binds -> liveness -> garbage collection
+  DaemonSet pods) -> kube-scheduler binds -> liveness -> in-place update (AKS machines) -> garbage collection
 
 (NodePool validation/readiness runs after each apply.) It stops at a steady state (no controller
 changed anything and no timeout is pending; a launch that fails again as before changes nothing, and its
