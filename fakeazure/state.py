@@ -337,6 +337,19 @@ class FakeAzure:
             self._tick()
             return [m.view(self.subscription_id) for m in self.aks.machines.values()]
 
+    def set_machine_drift(self, name: str, action: str = "Recreate", reason: str = "") -> None:
+        """AKS marks the machine `name` (of any pool) drifted: its status.driftAction and driftReason from now on,
+        as AKS sets them after a change of the cluster's configuration (the provider's isMachineDrifted reads
+        them). An unknown machine is Azure's not-found error."""
+        from .containerservice import exceptions as aks_exc
+        with self.lock:
+            self._tick()
+            found = [m for m in self.aks.machines.values() if m.name.lower() == name.lower()]
+            if not found:
+                raise aks_exc.not_found("Machine", name)
+            for m in found:
+                m.drift_action, m.drift_reason = action, (reason or None)
+
     def machine_vm_bodies(self) -> dict[str, dict]:
         """VM name -> the VM body AKS made for a machine, customData (the kubelet's bootstrap) kept. The bodies are
         shared, not copied: the kubelet stand-in reads them on every poll, and nothing changes one once made."""

@@ -139,6 +139,8 @@ class ComputeModel:
         # VMs whose provisioning state became Succeeded since the eviction rules last looked
         # (SpotEvictions.apply stamps the time they count ``after_seconds`` from).
         self.newly_succeeded: list[VirtualMachine] = []
+        # told of each VM a Spot eviction deleted (the AKS machine model drops the machine it belongs to)
+        self.on_evicted: list = []
         # VM key -> (the body, the provisioning state, the VM's JSON in a list page): list_json
         self._list_json: dict[tuple[str, str], tuple[dict, str, str]] = {}
 
@@ -449,6 +451,8 @@ class ComputeModel:
         vm.evicted = True
         if policy.lower() == "delete":
             self.remove(vm)
+            for tell in self.on_evicted:
+                tell(vm)
         else:
             vm.holds_quota = False
             vm.power_state = "deallocated"

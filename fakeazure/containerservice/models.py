@@ -114,6 +114,13 @@ class Machine:
     provisioning_state: str = "Creating"
     error: dict | None = None    # status.provisioningError
     operation: str | None = None
+    # status.driftAction / driftReason: what AKS wants done to the machine (armcontainerservice DriftAction:
+    # Synced, Recreate); None while AKS has said nothing (the provider's fake sets neither)
+    drift_action: str | None = None
+    drift_reason: str | None = None
+    # created by a BatchPutMachine PUT: the reply names the first machine's operation only, so each machine's GET
+    # stands for a status poll of its own (the provider waits with GETs: machinecache PollUntilDone)
+    batched: bool = False
 
     def view(self, sub: str) -> dict:
         props = clone_json(self.props)
@@ -124,6 +131,10 @@ class Machine:
         status["creationTimestamp"] = iso(self.created)
         if self.error is not None:
             status["provisioningError"] = self.error
+        if self.drift_action is not None:
+            status["driftAction"] = self.drift_action
+            if self.drift_reason:
+                status["driftReason"] = self.drift_reason
         props["status"] = status
         out: dict[str, Any] = {"id": machine_id(sub, self.pool.rg, self.pool.cluster, self.pool.name, self.name),
                                "name": self.name, "type": MACHINE_TYPE, "properties": props}
@@ -141,6 +152,17 @@ class ContainerServiceModel:
         self.machines: dict[tuple[str, str, str, str], Machine] = {}
         self.bootstraps: dict[str, dict] = {}    # VM name (lower) -> the VM body AKS sent, customData kept
         self.etags = 0
+        compute.on_evicted.append(self._vm_evicted)
+
+    def _vm_evicted(self, vm: "VirtualMachine") -> None:
+        """A Spot eviction (policy Delete) takes the machine with its VM. (harness assumption: AKS's handling of an
+        evicted machine is not public; the provider's e2e Spot suite, run in the Machine API modes too - v1.14.0
+        .github/workflows/e2e-matrix.yaml, test/suites/spot - expects the evicted node's NodeClaim to go, which core's
+        garbage collector does once the machine is no longer listed.)"""
+        for key, m in list(self.machines.items()):
+            if m.vm_name.lower() == vm.name.lower() and m.pool.node_resource_group.lower() == vm.rg.lower():
+                self.machines.pop(key, None)
+                self.bootstraps.pop(m.vm_name.lower(), None)
 
     def clear(self) -> None:
         self.machines.clear()

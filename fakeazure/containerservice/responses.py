@@ -56,6 +56,10 @@ def get_machine(ctx: "ArmContext", req: Request, p: dict) -> Response:
     m = ctx.aks.get(_pool(ctx, p), p["machine"])
     if m is None:
         raise exc.not_found("Machine", p["machine"])
+    if m.batched and m.operation and m.provisioning_state == "Creating":
+        op = ctx.lro.store.get(m.operation)
+        if op is not None:
+            ctx.lro.store.poll(op)
     return Response(200, m.view(ctx.subscription))
 
 
@@ -101,6 +105,7 @@ def put_machine(ctx: "ArmContext", req: Request, p: dict) -> Response:
                 raise
             failures.append((name, e.code, e.message))
             continue
+        m.batched = bool(req.header(BATCH_HEADER))
         if first is None:
             first = (m, op)
     if failures:

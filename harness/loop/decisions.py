@@ -19,7 +19,7 @@ from harness.loop.history import offset_text
 # the controllers that decide, in the words the record and the report use
 # (`kubectl`: a step's verbs, the user's decisions: loop/kube/kubectl.py)
 CONTROLLERS = ("provisioner", "launch", "lifecycle", "disruption", "termination", "garbage-collection", "kubectl",
-               "kube-scheduler", "node.health")
+               "kube-scheduler", "node.health", "nodeclaim.inplaceupdate")
 
 
 @dataclass(frozen=True)

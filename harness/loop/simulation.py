@@ -6,7 +6,7 @@ each iteration, in the order they act on a real cluster:
 
   kube-scheduler binds -> Karpenter provisions -> launch (Azure SDK -> fakeazure) -> lifecycle
   (kubelet registers, CSI node, cloud node controller, Karpenter registration, initialization +
-  DaemonSet pods) -> kube-scheduler binds -> liveness -> garbage collection
+  DaemonSet pods) -> kube-scheduler binds -> liveness -> in-place update (AKS machines) -> garbage collection
 
 (NodePool validation/readiness runs after each apply.) It stops at a steady state (no controller
 changed anything and no timeout is pending; a launch that fails again as before changes nothing, and its
@@ -35,6 +35,7 @@ from harness.loop.kube.binding import KubeScheduler
 from harness.loop.disruption.controller import DisruptionController, record_garbage_collected
 from harness.loop.lifecycle.expiration import Expiration
 from harness.loop.lifecycle.garbagecollection import GarbageCollection
+from harness.loop.lifecycle.inplaceupdate import InPlaceUpdate
 from harness.loop.lifecycle.initialization import Initialization
 from harness.loop.kube.jobs import Jobs
 from harness.loop.kube.kubelet import Kubelet
@@ -183,6 +184,7 @@ class Simulation:
         self.initialization = Initialization(self.state)
         self.liveness = Liveness(self.state, self.termination)
         self.gc = GarbageCollection(self.state, self.termination)
+        self.inplace = InPlaceUpdate(self.state)
         # disruption (harness/loop/disruption/controller.py and the modules it names)
         self.podevents = PodEvents(self.state)
         self.pdbs = PDBStatus(self.state)
@@ -469,6 +471,7 @@ class Simulation:
             progress |= self.kube_scheduler.reconcile()
             progress |= self.kubectl.reconcile()
             progress |= self.liveness.reconcile()
+            progress |= self.inplace.reconcile()
             progress |= self.gc.reconcile()
             if self._detect_runaway():
                 break

@@ -587,19 +587,6 @@ def core_release_notices(doc: Document, data: dict) -> list:
     return out
 
 
-def provision_mode_notices(doc: Document, data: dict) -> list:
-    """given.cluster.provisionMode of the AKS Machine API: what of that path the simulation does not model, each
-    by name at that line (harness/data/aks-machine-labels.yaml notModeled)."""
-    from harness.model.labels.aksmachine import is_machine_mode, not_modeled
-    from harness.scenario.notices import Notice
-    mode = ((data.get("given") or {}).get("cluster") or {}).get("provisionMode")
-    if not mode or not is_machine_mode(mode):
-        return []
-    e = doc.error(("given", "cluster", "provisionMode"), "")
-    return [Notice(e.file, e.line, f"given.cluster.provisionMode {mode}: not modeled: {n}", kind="unmodeled")
-            for n in not_modeled()]
-
-
 def drift_release_notices(doc: Document, data: dict) -> list:
     """A seeded `existingNodes[].drifted: NodeClassDrifted` under a release with no AKSNodeClass hash (probe
     provider.nodeClassHash.version: provider v0.5-v0.6 stamp none and have no NodeClassDrift), as a warning at the
@@ -727,7 +714,7 @@ def _scenario_from(doc: Document, reads: set[str]) -> Scenario:
     from harness.scenario.envelope import inert_notices, scenario_warnings
     problems, sc.warnings = scenario_warnings(sc)
     sc.warnings = (release_notices(doc, doc.data) + core_release_notices(doc, doc.data)
-                   + drift_release_notices(doc, doc.data) + provision_mode_notices(doc, doc.data)
+                   + drift_release_notices(doc, doc.data)
                    + knob_notices(doc, doc.data, sc.api_versions)
                    + inert_notices(inert) + sc.warnings)
     if problems:

@@ -166,3 +166,35 @@ def test_node_bootstrapping_returns_the_kubelets_bootstrap(fa):
     del profile["vmSize"]
     status, _, err = call(fa, "GET", url, {"provisionProfile": profile, "provisionHelperValues": {"skuCPU": 2, "skuMemory": 8}})
     assert status == 400 and "missing field: VMSize cannot be empty" in err["error"]["message"]
+
+
+def test_aks_marks_a_machine_drifted_through_its_status(fa):
+    """set_machine_drift: status.driftAction and driftReason, which the provider's isMachineDrifted reads (provider
+    v1.14.0 pkg/cloudprovider/drift.go); none until AKS sets one; an unknown machine is NotFound."""
+    call(fa, "PUT", POOL + "/machines/default-abcde" + API, machine_body())
+    assert "driftAction" not in call(fa, "GET", POOL + "/machines/default-abcde" + API)[2]["properties"]["status"]
+    fa.set_machine_drift("default-abcde", "Recreate", "ClusterConfigurationChanged")
+    status = call(fa, "GET", POOL + "/machines/default-abcde" + API)[2]["properties"]["status"]
+    assert (status["driftAction"], status["driftReason"]) == ("Recreate", "ClusterConfigurationChanged")
+    with pytest.raises(Exception, match="not found"):
+        fa.set_machine_drift("default-zzzzz")
+
+
+def test_a_batched_machines_get_stands_for_a_poll_of_its_operation(fa):
+    """The batch's reply names the first machine's operation only; the provider waits for each machine with GETs
+    (machinecache PollUntilDone), which advance a batched machine's own operation (after_polls 1 here)."""
+    header = {"batchMachines": [{"machineName": f"m{i}", "zones": ["1"], "tags": {}} for i in range(2)]}
+    call(fa, "PUT", POOL + "/machines/m0" + API, machine_body(), {"BatchPutMachine": json.dumps(header)})
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[2]["properties"]["provisioningState"] == "Succeeded"
+    call(fa, "PUT", POOL + "/machines/solo" + API, machine_body())          # no header: only its operation's polls
+    for _ in range(2):
+        assert call(fa, "GET", POOL + "/machines/solo" + API)[2]["properties"]["provisioningState"] == "Creating"
+
+
+def test_a_spot_eviction_takes_the_machine_with_its_vm(fa):
+    call(fa, "PUT", POOL + "/machines/spot" + API, machine_body(priority="Spot"))
+    call(fa, "GET", POOL + "/machines/spot" + API)
+    vm = call(fa, "GET", POOL + "/machines/spot" + API)[2]["properties"]["resourceId"].rsplit("/", 1)[1]
+    fa.evict(NODE_RG, vm)
+    assert call(fa, "GET", POOL + "/machines/spot" + API)[0] == 404
+    assert call(fa, "GET", POOL + "/machines" + API)[2]["value"] == []

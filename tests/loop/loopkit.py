@@ -22,6 +22,8 @@ given:
 manifests: []
 expect: {}
 """
+# the same, creating through the AKS Machine API (harness/loop/azure/aksapi.py)
+MACHINE_API = SCENARIO.replace("given:\n", "given:\n  cluster: {provisionMode: aksmachineapi}\n")
 
 
 def nodepool(name="default", **spec) -> dict:
@@ -50,18 +52,21 @@ def deployment(name, replicas=2, cpu="100m", labels=None) -> dict:
 
 
 @contextmanager
-def simulation(cluster, manifests=(), profile="upstream", seed=1, min_values_policy="Strict"):
-    """A Simulation with `manifests` applied and NodePools validated, inside the fake's SDK mock."""
+def simulation(cluster, manifests=(), profile="upstream", seed=1, min_values_policy="Strict", scenario=SCENARIO):
+    """A Simulation with `manifests` applied and NodePools validated, inside the fake's SDK mock (`scenario`: the
+    document whose `given` it runs under)."""
     import fakeazure
-    from fakeazure.clients import compute_client, network_client
+    from fakeazure.clients import compute_client, containerservice_client, network_client
+    from harness.loop.azure.aksapi import AKSMachines
+    from harness.model.labels.aksmachine import is_machine_mode
     from harness.loop.clock import SimClock
     from harness.loop.simulation import SimConfig, Simulation
     from harness.model.azure import instancetypes as itmod
     from harness.model.upstream.profile import load_profile
-    from harness.runner.engines.azureside import cluster_settings, fake_azure
+    from harness.runner.engines.azureside import add_machines_pool, cluster_settings, fake_azure, machines_pool
     from harness.scenario.load import load_scenarios_text
 
-    sc = load_scenarios_text(SCENARIO, "unit.scenario.yaml", ROOT / "scenarios")[0]
+    sc = load_scenarios_text(scenario, "unit.scenario.yaml", ROOT / "scenarios")[0]
     cluster.reset()
     prof = load_profile(profile)
     cluster.install_profile(prof)
@@ -71,8 +76,13 @@ def simulation(cluster, manifests=(), profile="upstream", seed=1, min_values_pol
         cluster.configure(kubernetes_version=cfg.cluster.kubernetes_version)
     clock = SimClock()
     fake = fake_azure(sc, clock)
+    aks = None
+    if is_machine_mode(cfg.cluster.provision_mode):
+        settings = cluster_settings(sc)
+        add_machines_pool(fake, settings, prof)
+        aks = AKSMachines(containerservice_client(fake), machines_pool(settings))
     with fakeazure.mock_azure(fake):
-        sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock)
+        sim = Simulation(cfg, cluster, fake, compute_client(fake), network_client(fake), clock, aks=aks)
         sim.apply(list(manifests))
         sim.validate_nodepools()
         yield sim

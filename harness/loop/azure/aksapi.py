@@ -54,14 +54,33 @@ class AKSMachines:
             raise HttpResponseError(response=resp.http_response, error_format=ARMErrorFormat)
         return resp
 
-    def begin_create_or_update(self, name: str, machine: dict) -> LROPoller:
-        """MachinesClient.BeginCreateOrUpdate: the PUT; its result (the machine's JSON) when asked for."""
-        initial = self._send("PUT", f"/machines/{quote(name)}", machine, ok=(200, 201))
+    def begin_create_or_update(self, name: str, machine: dict, headers: dict | None = None) -> LROPoller:
+        """MachinesClient.BeginCreateOrUpdate: the PUT (with `headers`: the BatchPutMachine header of a batch); its
+        result (the machine's JSON) when asked for."""
+        initial = self._send("PUT", f"/machines/{quote(name)}", machine, headers, ok=(200, 201))
         return LROPoller(self.pipeline.client, initial, _json_of, PollWhenAsked(raw=True))
+
+    def update(self, name: str, machine: dict, etag: str | None) -> dict:
+        """DefaultAKSMachineProvider.Update: the whole machine PUT back, If-Match its eTag when it has one (the
+        Machine API has no PATCH); the updated machine's JSON."""
+        headers = {"If-Match": etag} if etag else {}
+        return self._send("PUT", f"/machines/{quote(name)}", machine, headers, ok=(200, 201)).http_response.json()
 
     def get(self, name: str) -> dict:
         """MachinesClient.Get: the machine's JSON; ResourceNotFoundError when it is not there."""
         return self._send("GET", f"/machines/{quote(name)}").http_response.json()
+
+    def list(self) -> list[dict]:
+        """MachinesClient.NewListPager: every machine of the pool, page after page."""
+        out, resp = [], self._send("GET", "/machines").http_response.json()
+        out += resp.get("value") or []
+        while resp.get("nextLink"):
+            nxt = self.pipeline.send(HttpRequest("GET", resp["nextLink"])).http_response
+            if nxt.status_code != 200:
+                raise HttpResponseError(response=nxt, error_format=ARMErrorFormat)
+            resp = nxt.json()
+            out += resp.get("value") or []
+        return out
 
     def begin_delete(self, names: list[str]) -> LROPoller:
         """AgentPoolsClient.BeginDeleteMachines: POST deleteMachines {machineNames}, 202 while they go."""

@@ -1,9 +1,9 @@
 """The Azure provider's drift checks (CloudProvider.IsDrifted), run in the order the release runs them.
 
 The checks, their order and the image reason's name are derived per release (release-probes.yaml
-provider.drift.checks, provider.drift.imageReason; the legacy VM nodes' list from v1.7, the AKS machine
-API nodes' is not simulated). github.com/Azure/karpenter-provider-azure v1.14.0 pkg/cloudprovider/drift.go
-isNodeClassDrifted (v0.5-v0.6: cloudprovider.go IsDrifted):
+provider.drift.checks, provider.drift.imageReason; a node the Machine API created runs the AKS machine branch,
+provider.drift.machineChecks, from v1.7). github.com/Azure/karpenter-provider-azure v1.14.0
+pkg/cloudprovider/drift.go isNodeClassDrifted (v0.5-v0.6: cloudprovider.go IsDrifted):
 - nodeClassHash -> NodeClassDrift (v0.7+): the AKSNodeClass's hash differs from the one stamped on the
   NodeClaim at Create, when both carry the release's hash version (areStaticFieldsDrifted); the hash
   leaves out the release's `hash:"ignore"` fields (provider.nodeClassHash: kubelet at v0.7.0-v0.7.4,
@@ -18,6 +18,8 @@ isNodeClassDrifted (v0.5-v0.6: cloudprovider.go IsDrifted):
   controller: one image per family, the version from given.cluster.nodeImageVersion);
 - subnet -> SubnetDrift (v0.6.0-v1.7.2; removed in v1.8.0 by #1461): the NIC's subnet differs from the
   AKSNodeClass's vnetSubnetID, or the operator's subnet (isSubnetDrifted);
+- machineDriftAction -> ClusterConfigDrift (AKS machine nodes only; no kubelet identity check there): AKS set the
+  machine's status.driftAction to anything but Synced (isMachineDrifted: Recreate, or an action it does not know);
 - clusterLabelValues (the design-0006 profile only): a cluster-wide base label whose value the
   provider would write differently now (profile data names the keys and the reason).
 """
@@ -31,11 +33,15 @@ K8S_VERSION_DRIFT = "K8sVersionDrift"
 IMAGE_DRIFT = "ImageDrift"                  # the newest release's name (provider.drift.imageReason)
 KUBELET_IDENTITY_DRIFT = "KubeletIdentityDrift"
 SUBNET_DRIFT = "SubnetDrift"
+CLUSTER_CONFIG_DRIFT = "ClusterConfigDrift"
+# isMachineDrifted: the drift actions that are no drift (armcontainerservice DriftActionSynced, or none)
+NO_DRIFT_ACTIONS = ("", "Synced")
 # what each reason means, for the decision record (the image reason's: IMAGE_WHY, under the release's name)
 WHY = {NODECLASS_DRIFT: "the AKSNodeClass's hash differs from the one stamped on the NodeClaim",
        K8S_VERSION_DRIFT: "its kubelet's version differs from the AKSNodeClass's status.kubernetesVersion",
        KUBELET_IDENTITY_DRIFT: "its kubelet identity label differs from the cluster's kubelet identity",
-       SUBNET_DRIFT: "its NIC's subnet differs from the AKSNodeClass's (or the cluster's) subnet"}
+       SUBNET_DRIFT: "its NIC's subnet differs from the AKSNodeClass's (or the cluster's) subnet",
+       CLUSTER_CONFIG_DRIFT: "AKS set its machine's status.driftAction (Recreate)"}
 IMAGE_WHY = "its VM's image is not among the AKSNodeClass's status.images"
 KUBELET_IDENTITY_LABEL = "kubernetes.azure.com/kubelet-identity-client-id"
 # (harness assumption) the node image version an AKSNodeClass's status lists while the scenario
@@ -75,12 +81,13 @@ def launch_facts(nodeclass_obj: dict | None, cluster, profile) -> dict:
 
 
 def is_drifted(profile, provider, cluster, claim_annotations: dict, facts: dict, nodeclass_obj: dict | None,
-               node_labels: dict | None, arch: str, claim_labels: dict | None = None) -> str:
-    """The first drift reason of the profile's checks, or ""."""
+               node_labels: dict | None, arch: str, claim_labels: dict | None = None, machine_name: str = "") -> str:
+    """The first drift reason of the profile's checks, or "": a VM node's (drift.checks), or an AKS machine
+    node's (drift.machineChecks) when `machine_name` names its machine (GetAKSMachineNameFromNodeClaim)."""
     if nodeclass_obj is None:
         return ""          # resolving the node class failed: IgnoreNotFound, no drift
     spec = nodeclass_obj.get("spec") or {}
-    for check in profile.provider_setting("drift", "checks") or ():
+    for check in profile.provider_setting("drift", "machineChecks" if machine_name else "checks") or ():
         if check == "nodeClassHash":
             # areStaticFieldsDrifted: the AKSNodeClass carries the release's hash and version (its hash controller
             # stamps them); no drift where either side lacks one or the versions differ
@@ -102,6 +109,10 @@ def is_drifted(profile, provider, cluster, claim_annotations: dict, facts: dict,
         elif check == "subnet":
             if facts.get("subnet") and facts["subnet"] != expected_subnet(spec, cluster):
                 return SUBNET_DRIFT
+        elif check == "machineDriftAction":
+            # isMachineDrifted: a failed read is an error, and core records no drift this time
+            if (provider.machine_drift_action(machine_name) or "") not in NO_DRIFT_ACTIONS:
+                return CLUSTER_CONFIG_DRIFT
         elif check == "clusterLabelValues" and node_labels is not None:
             conf = profile.provider_setting("drift", "clusterLabelValues") or {}
             from harness.model.azure import instancetypes as itmod
@@ -110,5 +121,5 @@ def is_drifted(profile, provider, cluster, claim_annotations: dict, facts: dict,
                 if key in (claim_labels or {}):
                     continue          # the NodePool sets it (template label or requirement): not the provider's value
                 if want.get(key) != node_labels.get(key):
-                    return str(conf.get("reason") or "ClusterConfigDrift")
+                    return str(conf.get("reason") or CLUSTER_CONFIG_DRIFT)
     return ""

@@ -30,6 +30,10 @@ from harness.loop.azure.sdk import (MAX_RETRIES, MAX_RETRY_DELAY, RETRY_DELAY, R
                                    lower_rg, retry_after)
 from harness.loop.scheduling.scheduler import offering_compatible
 from harness.loop.azure.aksapi import AKSMachines, provisioning_error, vm_name_of
+from harness.loop.azure.machinebatch import (BATCH_HEADER, BatchAnswerError, batch_header, batch_key,
+                                             per_machine_errors, shared_template)
+from harness.loop.azure.machinetags import inplace_update_hash, machine_tags
+from harness.loop.clock import parse_rfc3339
 from harness.loop.azure.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model.azure.aksmachines import MachineNameError, machine_name
 from harness.model.azure import instancetypes as itmod
@@ -54,6 +58,9 @@ RG_DEFAULT = "MC_harness_cluster_southcentralus"
 # without a NodeClaim older than 5 min (instance_garbagecollection.go Reconcile); NIC GC every
 # 5 min for NICs with neither a VM nor a NodeClaim of their name (nic_garbagecollection.go).
 INSTANCE_GC_GRACE = 300.0
+HEADER_BATCH_MODE = "aksmachineapiheaderbatch"     # pkg/consts/consts.go ProvisionModeAKSMachineAPIHeaderBatch
+# the GETs a batched machine's promise waits with at most (machinecache.go PollUntilDone: every 5 s for 15 min)
+BATCH_POLLS = 180
 INSTANCE_GC_INTERVAL = 120.0
 NIC_GC_INTERVAL = 300.0
 # the table NewProvider falls back to for a region it has none for (provider v1.14.0
@@ -116,6 +123,16 @@ class Launched:
     # Machine API path (create_machine)
     machine_id: str = ""
     machine_name: str = ""
+    # its karpenter.azure.com/in-place-update-hash at Create (setAdditionalAnnotationsForNewNodeClaim; the Machine
+    # API path only: harness/loop/azure/machinetags.py)
+    inplace_hash: str = ""
+
+
+@dataclass
+class PendingMachine:
+    """A machine create queued for its header batch (aksmachineapiheaderbatch): `finish`, once the launch round
+    flushed the batch (AzureProvider.flush_batch), is what Create returns."""
+    finish: Callable[[], "Launched | LaunchFailure"]
 
 
 @dataclass
@@ -204,6 +221,9 @@ class AzureProvider:
         self.created_at: dict[str, float] = {}    # VM name -> when the harness created it
         self._last_nic_gc: float | None = None
         self._suspects: set[str] = set()   # names a failed cleanup may have left (VM and/or NIC)
+        self._machine_suspects: set[str] = set()   # AKS machines a failed delete may have left
+        self._batch: list[tuple[str, dict]] = []  # header batch mode: (machine, body) queued for flush_batch
+        self._batch_answers: dict[str, object] = {}   # machine -> None, (code, message) or an error of its batch
         # names whose cleanup removed both the VM and its NIC: the finalizer's next Delete finds the VM gone,
         # and nothing of it is left for the garbage collectors
         self._cleaned: set[str] = set()
@@ -418,10 +438,11 @@ class AzureProvider:
         return best
 
     def create(self, nodeclaim: dict, claim_reqs: Requirements, nodeclass: "itmod.NodeClassParams | None",
-               nodeclass_name: str, decorate=None) -> Launched | LaunchFailure:
+               nodeclass_name: str, decorate=None, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure | PendingMachine:
         """`decorate`: the NodeClaim's NodePool's NodeOverlay store, which Create applies to the types it picks
         from with the NodeOverlay gate on (provider v1.7.2+ pkg/cloudprovider/cloudprovider.go
-        resolveInstanceTypes: instanceTypeStore.ApplyAll)."""
+        resolveInstanceTypes: instanceTypeStore.ApplyAll). `nodeclass_tags`: the AKSNodeClass's spec.tags, which
+        an AKS machine carries (the VM path does not send them: not simulated)."""
         # NodeClass not found and no compatible instance type are InsufficientCapacity errors
         # (provider v1.14.0 pkg/cloudprovider/cloudprovider.go Create; github.com/Azure/karpenter-provider-azure
         # v1.14.0 pkg/providers/instance/offerings/resperrorhandlers.go)
@@ -472,7 +493,7 @@ class AzureProvider:
         attempted = {"size": it.name, "zone": offering.zone, "capacityType": offering.capacity_type}
         if machine is not None and self.aks is not None:
             return self.create_machine(nodeclaim, claim_reqs, known, it, offering, ultra, machine, kubelet,
-                                       custom_data, attempted, arch, candidates)
+                                       custom_data, attempted, arch, candidates, nodeclass_tags)
         vm_name = self.resource_name(nodeclaim["metadata"]["name"])
         nic_id = f"/subscriptions/{self.subscription_id}/resourceGroups/{self.rg}/providers/Microsoft.Network/networkInterfaces/{vm_name}"
         tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
@@ -570,12 +591,13 @@ class AzureProvider:
     # -- the AKS Machine API path (provider v1.14.0 pkg/providers/instance/aksmachineinstance.go) -------------
     def create_machine(self, nodeclaim: dict, claim_reqs: Requirements, known: list, it, offering, ultra: bool,
                        machine: MachineLabels, kubelet: KubeletLabels, custom_data: str, attempted: dict, arch: str,
-                       candidates: int) -> Launched | LaunchFailure:
+                       candidates: int, nodeclass_tags: dict | None = None) -> Launched | LaunchFailure | PendingMachine:
         """BeginCreate in an AKS Machine API mode (beginCreateMachine, beginCreateMachineNonBatch): the machine's
         name from the NodeClaim's, an existing machine of that name reused, else its PUT, a GET once after it, and
         the operation waited for. AKS makes the VM (aks-<pool>-<machine>-<8 digits>-vm) and its NIC; the NodeClaim
         carries the VM as its provider ID and the machine's ID as karpenter.azure.com/aks-machine-resource-id.
-        What refuses the create goes through the Machine API's handlers (_machine_refused, _machine_failed)."""
+        What refuses the create goes through the Machine API's handlers (_machine_refused, _machine_failed). In
+        aksmachineapiheaderbatch a new machine's PUT waits for the round's batch: a PendingMachine."""
         am = self.profile.provider.get("aksMachine") or {}
         claim = nodeclaim["metadata"]["name"]
         try:
@@ -591,6 +613,21 @@ class AzureProvider:
         except HttpResponseError as e:
             existing = None          # not fatal: logged, and the create goes on (beginCreateMachine)
             self.event("instance", "failed to check for existing AKS machine", f"{name}: {error_text(e)}")
+
+        def launched(got: dict) -> Launched:
+            vm_name = vm_name_of(got)
+            self.machine_vms[vm_name.lower()] = name
+            self.created_at.setdefault(vm_name, self.now())
+            provider_id = "azure://" + lower_rg(str(got["properties"]["resourceId"]))
+            labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
+                                         nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
+            cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
+            return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
+                            custom_data, offering.price, candidates, cheaper, writer=aks_writer(), machine=machine,
+                            machine_id=str(got.get("id") or ""), machine_name=name,
+                            inplace_hash=inplace_update_hash(self.cluster.cluster_name, nodeclass_tags,
+                                                             nodeclaim["metadata"]["labels"].get(NODEPOOL)))
+
         if existing is not None:
             # reuseExistingMachine: the machine of an earlier attempt is this NodeClaim's; a Failed one is
             # handled as its provisioning error, then deleted (BeginCreate's cleanup)
@@ -601,23 +638,20 @@ class AzureProvider:
                 return failure
             got = existing
         else:
-            body = self._machine_body(nodeclaim, it, offering, ultra, machine)
+            body = self._machine_body(nodeclaim, it, offering, ultra, machine, nodeclass_tags)
+            if self.batching():
+                # beginCreateMachineBatch: queued for this round's batch PUT (flush_batch), finished after it
+                self._batch.append((name, body))
+                return PendingMachine(lambda: self._after_batch(name, it, offering, attempted, launched))
             try:
                 poller = self.call("machine.create", lambda: self.aks.begin_create_or_update(name, body))
             except HttpResponseError as e:
-                failure = self._machine_refused(e, name, it, offering, attempted)
+                failure = self._machine_refused(error_code(e), error_text(e), name, it, offering, attempted)
                 self._delete_machine(name, after_failed_create=True)
                 return failure
-            try:
-                got = self.call("machine.get", lambda: self.aks.get(name))
-            except HttpResponseError as e:
-                self._delete_machine(name, after_failed_create=True)
-                return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to get AKS machine "{name}" once '
-                                     f'after begin creation: {error_text(e)}', error_code(e), attempted)
-            if provisioning_state(got) == "failed":
-                failure = self._machine_failed(got, name, "get once after begin creation", it, offering, attempted)
-                self._delete_machine(name, after_failed_create=True)
-                return failure
+            got = self._get_once(name, it, offering, attempted)
+            if isinstance(got, LaunchFailure):
+                return got
             try:
                 poller.result()
             except HttpResponseError as e:
@@ -635,21 +669,93 @@ class AzureProvider:
                 self.delete_machine(name)
                 failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
                 return failure
-        vm_name = vm_name_of(got)
-        self.machine_vms[vm_name.lower()] = name
-        self.created_at.setdefault(vm_name, self.now())
-        provider_id = "azure://" + lower_rg(str(got["properties"]["resourceId"]))
-        labels = vm_nodeclaim_labels(self.profile, it.requirements, offering.zone, offering.capacity_type, ultra,
-                                     nodeclaim["metadata"]["labels"].get(NODEPOOL, ""), claim_reqs)
-        cheaper = self.unavailable_offerings(known, claim_reqs, below=offering.price)
-        return Launched(vm_name, provider_id, it, offering.zone, offering.capacity_type, arch, kubelet, labels,
-                        custom_data, offering.price, candidates, cheaper, writer=aks_writer(), machine=machine,
-                        machine_id=str(got.get("id") or ""), machine_name=name)
+        return launched(got)
 
-    def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels) -> dict:
+    def batching(self) -> bool:
+        """PROVISION_MODE aksmachineapiheaderbatch: machine creates go through the header batch (flush_batch)."""
+        return self.aks is not None and self.cluster.provision_mode == HEADER_BATCH_MODE
+
+    def flush_batch(self) -> None:
+        """The header batches of the creates queued since the last flush (the launch round's: the batcher's 1 s
+        idle timer fires after them): grouped by batch_key, up to provider.aksMachine.headerBatchMax each, one PUT
+        per batch at its first machine's path, the shared template as its body and the BatchPutMachine header
+        naming every machine (executor.go executeBatch); each machine's answer kept for _after_batch."""
+        queued, self._batch = self._batch, []
+        groups: dict[str, list[tuple[str, dict]]] = {}
+        for name, body in queued:
+            groups.setdefault(batch_key(body), []).append((name, body))
+        size = int((self.profile.provider.get("aksMachine") or {}).get("headerBatchMax") or 0) or len(queued) or 1
+        for entries in groups.values():
+            for i in range(0, len(entries), size):
+                self._put_batch(entries[i:i + size])
+
+    def _put_batch(self, entries: list[tuple[str, dict]]) -> None:
+        names = [n for n, _ in entries]
+        headers = {BATCH_HEADER: batch_header(entries)}
+        try:
+            self.call("machine.create", lambda: self.aks.begin_create_or_update(
+                names[0], shared_template(entries[0][1]), headers=headers))
+            self._batch_answers.update({n: None for n in names})
+        except HttpResponseError as e:
+            try:
+                body = e.response.json() if e.response is not None else {}
+                self._batch_answers.update(per_machine_errors(body if isinstance(body, dict) else {}, names))
+            except (ValueError, BatchAnswerError) as bad:
+                # distributeOperationalError: every machine of the batch fails with it
+                self._batch_answers.update({n: f"failed to extract per-machine errors: {bad}" for n in names})
+
+    def _after_batch(self, name: str, it, offering, attempted: dict, launched: Callable) -> "Launched | LaunchFailure":
+        """beginCreateMachineBatch once its batch answered: the machine's own error through the begin-create
+        handlers, or an error of the whole batch unhandled (BeginCreate then deletes the machine); else the GET once,
+        and the promise's wait: GETs until the machine leaves Creating (machinecache PollUntilDone), its
+        provisioning error handled as the LRO's."""
+        answer = self._batch_answers.pop(name, "no answer from the batch")
+        if answer is not None:
+            if isinstance(answer, str):
+                failure = LaunchFailure("Unhandled", "CreateInstanceFailed",
+                                        f'failed to begin create AKS machine "{name}", unhandled error: {answer}', "",
+                                        attempted)
+            else:
+                failure = self._machine_refused(answer[0], f"{answer[0]}: {answer[1]}", name, it, offering, attempted)
+            self._delete_machine(name, after_failed_create=True)
+            return failure
+        got = self._get_once(name, it, offering, attempted)
+        if isinstance(got, LaunchFailure):
+            return got
+        for _ in range(BATCH_POLLS):
+            if provisioning_state(got) != "creating":
+                break
+            try:
+                got = self.call("machine.get", lambda: self.aks.get(name))
+            except HttpResponseError:
+                continue
+        if provisioning_state(got) == "failed" or provisioning_error(got) is not None:
+            failure = self._machine_failed(got, name, "LRO (GET poller)", it, offering, attempted)
+            self.delete_machine(name)
+            failure.asynchronous = bool(self.profile.provider.get("asyncProvisioning"))
+            return failure
+        return launched(got)
+
+    def _get_once(self, name: str, it, offering, attempted: dict) -> "dict | LaunchFailure":
+        """getCreatedMachineAndHandleEarlyProvisioningError: the machine read once after its PUT; a failed read,
+        or a machine already Failed, fails the create (and BeginCreate deletes the machine)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+        except HttpResponseError as e:
+            self._delete_machine(name, after_failed_create=True)
+            return LaunchFailure("Unhandled", "CreateInstanceFailed", f'failed to get AKS machine "{name}" once '
+                                 f'after begin creation: {error_text(e)}', error_code(e), attempted)
+        if provisioning_state(got) == "failed":
+            failure = self._machine_failed(got, name, "get once after begin creation", it, offering, attempted)
+            self._delete_machine(name, after_failed_create=True)
+            return failure
+        return got
+
+    def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels,
+                      nodeclass_tags: dict | None) -> dict:
         """buildAKSMachineTemplate, of the fields the fake and a scenario's request checks read: size, zone,
         priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints),
-        the tags (launchtemplate.Tags and the NodeClaim's, ConfigureAKSMachineTags). (harness simplification: the
+        the tags (ConfigureAKSMachineTags: harness/loop/azure/machinetags.py). (harness simplification: the
         node image version, OS SKU, kubelet and Linux OS configuration are not sent; the fake defaults them.)"""
         spec = nodeclaim.get("spec") or {}
         taints = []
@@ -657,10 +763,8 @@ class AzureProvider:
             text = f"{t['key']}={t['value']}:{t['effect']}" if t.get("value") else f"{t['key']}:{t['effect']}"
             if text not in taints:
                 taints.append(text)
-        tags = {"karpenter.azure.com_cluster": self.cluster.cluster_name,
-                "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
-                "compute.aks.billing": "linux",
-                "karpenter.azure.com_aksmachine_nodeclaim": nodeclaim["metadata"]["name"]}
+        tags = machine_tags(self.cluster.cluster_name, nodeclass_tags,
+                            nodeclaim["metadata"]["labels"].get(NODEPOOL), nodeclaim["metadata"]["name"])
         kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": []}
         return {"zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
                 "properties": {"hardware": {"vmSize": it.name, "ultraSsdEnabled": ultra},
@@ -670,15 +774,15 @@ class AzureProvider:
                                "priority": "Spot" if offering.capacity_type == "spot" else "Regular",
                                "tags": tags}}
 
-    def _machine_refused(self, e: HttpResponseError, name: str, it, offering, attempted: dict) -> LaunchFailure:
-        """The PUT refused (beginCreateMachineNonBatch -> handleMachineBeginCreateError): the release's begin-create
+    def _machine_refused(self, code: str, text: str, name: str, it, offering, attempted: dict) -> LaunchFailure:
+        """The PUT refused, or the machine's error in a refused batch (beginCreateMachineNonBatch and
+        beginCreateMachineBatch -> handleMachineBeginCreateError; `text`: "code: message"): the release's begin-create
         handlers (release-probes.yaml provider.aksMachine.beginCreateErrorHandlers, from v1.12.0; none before, when
         the error is returned as it is) mark offerings unavailable; what Create returns is a CreateError with the
         handler's reason where the release makes one (provider.aksMachine.beginCreateErrorKind, v1.14.0), else
         a plain error (cloudprovider.go toCreateError: reason CreateInstanceFailed, the whole text)."""
         am = self.profile.provider.get("aksMachine") or {}
         handlers = list(am.get("beginCreateErrorHandlers") or ())
-        code, text = error_code(e), error_text(e)
         if not handlers:
             return LaunchFailure("Unhandled", "CreateInstanceFailed",
                                  f'failed to begin create AKS machine "{name}": {text}', code, attempted)
@@ -716,8 +820,10 @@ class AzureProvider:
         create a refusal other than not-found is logged (BeginCreate)."""
         try:
             self.call("machine.delete", lambda: self.aks.begin_delete([name])).result()
+            self._machine_suspects.discard(name)
             return None
         except HttpResponseError as e:
+            self._machine_suspects.add(name)
             if after_failed_create and getattr(e, "status_code", None) != 404 and error_code(e) != "NotFound":
                 self.event("instance", "failed to delete AKS machine after failed creation",
                            f"{name}: {error_text(e)}")
@@ -738,6 +844,32 @@ class AzureProvider:
         err = self._delete_machine(name)
         if err is not None:
             self.event("cloudprovider", "failed to delete instance", f"{name}: {err}")
+
+    def update_machine_tags(self, name: str, tags: dict[str, str]) -> bool:
+        """The in-place update of an AKS machine (inplaceupdate processAKSMachineInstance): GET the machine, and
+        when its tags are not `tags` (patchAKSMachineTags), PUT it back with them, If-Match its eTag. True when the
+        tags are current (updated or already so); a failed call is logged and False (the controller retries)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+            props = got.get("properties") or {}
+            if dict(props.get("tags") or {}) == tags:
+                return True
+            body = {**got, "properties": {**props, "tags": dict(tags)}}
+            self.call("machine.update", lambda: self.aks.update(name, body, props.get("eTag")))
+            return True
+        except HttpResponseError as e:
+            self.event("nodeclaim.inplaceupdate", "failed to apply update to AKS machine", f"{name}: {error_text(e)}")
+            return False
+
+    def machine_drift_action(self, name: str) -> str | None:
+        """The machine's status.driftAction as isMachineDrifted reads it (a GET: aksMachineInstanceProvider.Get;
+        harness simplification: v1.12+ reads it through the machine cache, WithCache, the harness always GETs), ""
+        when AKS set none, None when the read failed (the check's error: no drift this time)."""
+        try:
+            got = self.call("machine.get", lambda: self.aks.get(name))
+        except HttpResponseError:
+            return None
+        return str((((got.get("properties") or {}).get("status") or {}).get("driftAction")) or "")
 
     def unavailable_offerings(self, known: list, claim_reqs: Requirements, below: float | None = None) -> tuple:
         """The offerings a NodeClaim allows that are unavailable (cheaper than `below`), as (instance type, zone,
@@ -860,14 +992,24 @@ class AzureProvider:
             self.event("instance.garbagecollection", "listing VMs", error_text(e))
             return None
 
+    def list_machine_names(self) -> set[str] | None:
+        """Lower-case names of the machines pool's AKS machines, or None when the list failed (the caller skips
+        this garbage-collection round)."""
+        try:
+            return {str(m.get("name") or "").lower() for m in self.call("machine.list", lambda: self.aks.list())}
+        except HttpResponseError as e:
+            self.event("garbagecollection", "listing cloudprovider instances", error_text(e))
+            return None
+
     def collect_garbage(self, owned: set[str], eventually: bool = False) -> None:
         """The provider's two garbage collectors, for what failed cleanups left: VMs with no
         NodeClaim older than INSTANCE_GC_GRACE, and NICs with neither a VM nor a NodeClaim of their
         name (every NIC_GC_INTERVAL). `eventually` runs both as if their time had come (the
         harness's steady state stands for 'later'). Nothing runs until a cleanup left something.
         Afterwards `leftovers` holds what a later round still has to remove."""
+        machines_left = self._collect_machines(owned, eventually)
         if not self._suspects:
-            self.leftovers = set()
+            self.leftovers = machines_left
             return
         now = self.now()
         owned = {n.lower() for n in owned}
@@ -901,7 +1043,35 @@ class AzureProvider:
                 return
             left = {n.lower() for n in nics} | (self.list_vm_names() or live)
             self._suspects &= left
-            self.leftovers = self._suspects - owned
+            self.leftovers = (self._suspects - owned) | machines_left
+
+    def _collect_machines(self, owned: set[str], eventually: bool) -> set[str]:
+        """The instance garbage collector's AKS machines, for what a failed machine delete left (cloudprovider.go
+        List lists the pool's machines beside the VMs; instance_garbagecollection.go Reconcile): a machine whose
+        VM (its provider ID) no NodeClaim owns, not being deleted, created more than INSTANCE_GC_GRACE ago
+        (status.creationTimestamp; `eventually`: whatever its age) is deleted (cloudprovider.go Delete). The
+        machines such a round still leaves, by name."""
+        if not self._machine_suspects or self.aks is None:
+            return set()
+        try:
+            machines = self.call("machine.list", lambda: self.aks.list())
+        except HttpResponseError as e:
+            self.event("instance.garbagecollection", "listing cloudprovider instances", error_text(e))
+            return set(self._machine_suspects)
+        now, owned = self.now(), {n.lower() for n in owned}
+        left = set()
+        for m in machines:
+            name = str(m.get("name") or "")
+            if vm_name_of(m).lower() in owned or provisioning_state(m) == "deleting":
+                continue
+            created = (((m.get("properties") or {}).get("status") or {}).get("creationTimestamp"))
+            if eventually or (created and now - parse_rfc3339(created) > INSTANCE_GC_GRACE):
+                self.delete_machine(name)
+                if name not in self._machine_suspects:
+                    continue           # deleted
+            left.add(name)
+        self._machine_suspects &= left
+        return left
 
 
 def request_log(fake) -> list[dict]:

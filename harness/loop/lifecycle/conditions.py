@@ -172,7 +172,7 @@ class NodeClaimDisruption:
         facts = {"kubelet_version": c.dis.kubelet_version, "image_id": c.dis.image_id,
                  "subnet": c.dis.subnet}
         return azuredrift.is_drifted(s.profile, s.provider, s.cfg.cluster, ann, facts, nodeclass, node_labels,
-                                     c.launched.arch, c.result.labels)
+                                     c.launched.arch, c.result.labels, machine_name=c.launched.machine_name)
 
     def _type_check_period(self, c: Claim, now: float) -> int | None:
         """Which instanceTypeNotFound check of the NodeClaim is due (None: none is made). `none` (core v1.0.x,

@@ -13,6 +13,8 @@
 - the provider's instance and NIC garbage collectors (github.com/Azure/karpenter-provider-azure
   v1.14.0 pkg/controllers/nodeclaim/garbagecollection instance_garbagecollection.go,
   nic_garbagecollection.go), run through AzureProvider.collect_garbage for what failed cleanups left.
+On the Machine API path the cloud provider lists AKS machines (pkg/cloudprovider/cloudprovider.go List): a NodeClaim
+is collected when its machine is gone, and a machine no NodeClaim owns is deleted after the same 5-minute grace.
 """
 from __future__ import annotations
 
@@ -57,19 +59,24 @@ class GarbageCollection:
         if not live or (not force and s.clock.now() - self._last_gc < GC_INTERVAL):
             return False
         self._last_gc = s.clock.now()
+        # cloudprovider.go List: the machines pool's AKS machines, then the VMs; a NodeClaim the Machine API made
+        # is listed while its machine is (its provider ID is the machine's VM, evicted or not)
+        machines = s.provider.list_machine_names() if any(c.launched.machine_name for c in live) else set()
         vms = s.provider.list_vm_names()
-        if vms is None:
+        if vms is None or machines is None:
             return False
         progress = False
         for c in live:
-            if c.launched.vm_name.lower() in vms:
+            name = c.launched.machine_name
+            if (name.lower() in machines) if name else (c.launched.vm_name.lower() in vms):
                 continue
             node = c.node_name
-            s.trace(f"VM {c.launched.vm_name} no longer exists (evicted or deleted)")
+            gone = f"its AKS machine {name}" if name else f"its VM {c.launched.vm_name}"
+            s.trace(f"{gone[4:]} no longer exists (evicted or deleted)")
             if s.decisions.enabled:
                 pods = [k for k, pr in s.result.pods.items() if node and pr.node == node and k in s.pod_views]
                 s.decide("garbage-collection", "garbage-collected", f"NodeClaim/{c.result.name}",
-                         f"its VM {c.launched.vm_name} is no longer in Azure ({c.launched.capacity_type}: evicted or "
+                         f"{gone} is no longer in Azure ({c.launched.capacity_type}: evicted or "
                          f"deleted outside Karpenter): the NodeClaim is deleted with its Node, no drain; "
                          f"{len(pods)} pod(s) deleted (a Deployment's replaced)",
                          (f"Node/{node}",) if node else (), {"vm": c.launched.vm_name, "pods": pods})

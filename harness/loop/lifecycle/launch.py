@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from harness.backends.base import KARPENTER, APIRejected
 from harness.loop.provisioning import reasons
-from harness.loop.azure.provider import Launched, LaunchFailure
+from harness.loop.azure.provider import Launched, LaunchFailure, PendingMachine
 from harness.loop.lifecycle.liveness import unlaunched_timeout
 from harness.loop.state import Claim, LoopState
 from harness.loop.lifecycle.termination import Termination
+from harness.loop.azure.machinetags import INPLACE_UPDATE_HASH
 from harness.model.azure.aksmachines import MACHINE_ANNOTATION
 from harness.model.values.resources import format_resource_list
 from harness.model.labels.writers import resolved_requirement_labels
@@ -46,13 +47,24 @@ class Launch:
             # first is a race (the seed decides), and each chose its offering before any of the others failed
             s.launch_rng.shuffle(todo)
         with s.provider.unavailable.concurrent() as batch:
+            pending: list[tuple[Claim, PendingMachine]] = []
             for i, c in enumerate(todo):
                 if i and s.cfg.launches == "staggered" and batch.held() and s.stagger_rng.random() < 0.5:
                     # given.loop.launches: staggered - on a busy controller this worker started once the ones
                     # ahead of it were done: what their failures marked unavailable is gone for it
                     # (loop/outcome-sets concurrent-launches-race-for-one-allocation-failure)
                     batch.release()
-                progress |= self._launch(c)
+                out = self._launch(c)
+                if isinstance(out, PendingMachine):
+                    pending.append((c, out))
+                else:
+                    progress |= out
+            if pending:
+                # aksmachineapiheaderbatch: the round's creates went into header batches, sent once the round has
+                # queued them all (the batcher's idle timer), then each Create finishes with its machine's answer
+                s.provider.flush_batch()
+                for c, p in pending:
+                    progress |= self._launched(c, p.finish())
         return progress
 
     def repeating(self) -> list[Claim]:
@@ -60,9 +72,9 @@ class Launch:
         until its launch timeout (liveness.go) while nothing changes."""
         return [c for c in self.state.claims if not c.done and c.launched is None and self.retried.get(c.result.name)]
 
-    def _launch(self, c: Claim) -> bool:
+    def _launch(self, c: Claim) -> "bool | PendingMachine":
         """One NodeClaim's Launch reconcile; True when something changed (a retry that fails as the one
-        before it did changes nothing)."""
+        before it did changes nothing); a PendingMachine when its create waits for a header batch."""
         s = self.state
         at, reason = unlaunched_timeout(s, c)
         if s.clock.now() > at:
@@ -74,8 +86,18 @@ class Launch:
                          (f"NodePool/{c.template.name}",))
             self.termination.delete_claim(c, reason)
             return True
+        nodeclass = s.cluster.get("AKSNodeClass", c.nodeclass_name) if c.nodeclass_name else None
         out = s.provider.create(c.obj, c.requirements, c.nodeclass, c.nodeclass_name,
-                                lambda its: s.overlays.instance_types(s, c.template.name, its))
+                                lambda its: s.overlays.instance_types(s, c.template.name, its),
+                                nodeclass_tags=((nodeclass or {}).get("spec") or {}).get("tags"))
+        if isinstance(out, PendingMachine):
+            return out
+        return self._launched(c, out)
+
+    def _launched(self, c: Claim, out: "Launched | LaunchFailure") -> bool:
+        """What Create returned, on the NodeClaim: its failure recorded (and the NodeClaim deleted where core
+        deletes it), or its launch."""
+        s = self.state
         if isinstance(out, LaunchFailure):
             failure = {"kind": out.kind, "reason": out.reason, "message": out.message,
                        "code": out.code, "attempted": out.attempted}
@@ -140,7 +162,7 @@ class Launch:
             # BuildNodeClaimFromAKSMachineTemplate: the NodeClaim names its AKS machine (provider v1.14.0
             # pkg/providers/instance/aksmachineinstanceutils.go)
             c.obj["metadata"]["annotations"] = {**(c.obj["metadata"].get("annotations") or {}),
-                                                MACHINE_ANNOTATION: out.machine_id}
+                                                MACHINE_ANNOTATION: out.machine_id, INPLACE_UPDATE_HASH: out.inplace_hash}
         it = out.instance_type
         c.obj["status"] = {"providerID": out.provider_id,
                            "capacity": format_resource_list(it.capacity),

@@ -36,11 +36,6 @@ def is_machine_mode(mode: str) -> bool:
     return mode in rule()["machineModes"]
 
 
-def not_modeled() -> tuple[str, ...]:
-    """The parts of the Machine API path the simulation does not model, in the words every such run says."""
-    return tuple(" ".join(str(n).split()) for n in rule()["notModeled"])
-
-
 @dataclass(frozen=True)
 class MachineLabels:
     """What configureLabelsAndMode sends and what AKS then writes on the Node."""

@@ -209,6 +209,11 @@ def evaluate_probe(probe: dict, read: Callable[[str], list[tuple[str, str]]],
     if "fromLast" in probe:
         cuts = list(re.finditer(probe["fromLast"], text, re.M))
         text = text[cuts[-1].end():] if cuts else text
+    if "between" in probe:
+        start, end = probe["between"]
+        m = re.search(start, text, re.M)
+        stop = re.compile(end, re.M).search(text, m.end()) if m else None
+        text = "" if m is None else text[m.end():stop.start() if stop else len(text)]
     if "order" in probe:
         found = [(m.start(), i) for i, e in enumerate(probe["order"]) if (m := re.search(e["match"], text, re.M))]
         return [copy.deepcopy(probe["order"][i]["value"]) for _, i in sorted(found)]

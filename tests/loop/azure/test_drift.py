@@ -100,3 +100,60 @@ def test_a_label_policys_hand_written_checks_are_its_releases():
     assert load_profile("design-0006").provider_setting("drift", "checks") == [*v165, "clusterLabelValues"]
     assert load_profile("upstream").provider_setting("drift", "checks") == \
         load_profile("v1.14.2").provider_setting("drift", "checks")
+
+
+class _Machines:
+    """The provider's read of an AKS machine's status.driftAction (AzureProvider.machine_drift_action)."""
+
+    def __init__(self, action):
+        self.action, self.asked = action, []
+
+    def machine_drift_action(self, name):
+        self.asked.append(name)
+        return self.action
+
+
+def machine_drifted(profile, provider, annotations, facts, cluster=CLUSTER) -> str:
+    return azuredrift.is_drifted(profile, provider, cluster, annotations, facts, NODECLASS, NODE_LABELS, "amd64",
+                                 machine_name="default-abcde")
+
+
+def test_an_aks_machine_node_runs_the_machine_branch_from_v1_7():
+    """isNodeClassDrifted's AKS machine branch: hash, kubelet version, image, then the machine's drift action; no
+    kubelet identity (nor subnet) check. No release before v1.7 has the branch."""
+    want = ["nodeClassHash", "kubernetesVersion", "imageVersion", "machineDriftAction"]
+    got = {p: load_profile(p).provider_setting("drift", "machineChecks") for p in ("v1.6.8", "v1.7.2", "v1.10.2",
+                                                                                     "v1.14.2", "upstream")}
+    assert got == {"v1.6.8": [], "v1.7.2": want, "v1.10.2": want, "v1.14.2": want, "upstream": want}
+
+
+def test_a_kubelet_identity_change_drifts_a_vm_node_but_not_an_aks_machine_node():
+    other = dataclasses.replace(CLUSTER, kubelet_identity_client_id="99999999-8888-7777-6666-555555555555")
+    prof = load_profile("v1.14.2")
+    ann, facts = launched(prof)
+    labels = {**NODE_LABELS, azuredrift.KUBELET_IDENTITY_LABEL: "11111111-2222-3333-4444-555555555555"}
+    assert azuredrift.is_drifted(prof, None, other, ann, facts, NODECLASS, labels, "amd64") == "KubeletIdentityDrift"
+    assert azuredrift.is_drifted(prof, _Machines(""), other, ann, facts, NODECLASS, labels, "amd64",
+                                 machine_name="default-abcde") == ""
+
+
+@pytest.mark.parametrize("action,reason", [(None, ""), ("", ""), ("Synced", ""), ("Recreate", "ClusterConfigDrift"),
+                                           ("Reimage", "ClusterConfigDrift")])
+def test_the_machines_drift_action_is_cluster_config_drift_unless_synced(action, reason):
+    """isMachineDrifted: Recreate and any action it does not know drift the node as ClusterConfigDrift; a failed
+    read (None) is the check's error, no drift this time."""
+    prof = load_profile("v1.14.2")
+    ann, facts = launched(prof)
+    machines = _Machines(action)
+    assert machine_drifted(prof, machines, ann, facts) == reason
+    assert machines.asked == ["default-abcde"]
+    assert azuredrift.why("ClusterConfigDrift", prof)
+
+
+def test_the_machine_branchs_earlier_checks_name_the_drift_first():
+    upgraded = dataclasses.replace(CLUSTER, kubernetes_version="1.34.0")
+    prof = load_profile("v1.14.2")
+    ann, facts = launched(prof)
+    machines = _Machines("Recreate")
+    assert machine_drifted(prof, machines, ann, facts, upgraded) == "K8sVersionDrift"
+    assert machines.asked == []

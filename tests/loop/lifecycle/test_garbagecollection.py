@@ -1,8 +1,9 @@
 """harness/loop/lifecycle/garbagecollection.py: NodeClaims whose VM is gone, and their pods."""
 from __future__ import annotations
 
+from harness.loop.azure.provider import INSTANCE_GC_GRACE
 from harness.loop.lifecycle.garbagecollection import GC_INTERVAL
-from tests.loop.loopkit import deployment, nodeclass, nodepool, pod, simulation
+from tests.loop.loopkit import MACHINE_API, deployment, nodeclass, nodepool, pod, simulation
 
 
 def _running(sim):
@@ -62,3 +63,33 @@ def test_nothing_launched_is_no_round(embedded):
         calls = len(sim.fake.requests)
         assert not sim.gc.reconcile(force=True)
         assert len(sim.fake.requests) == calls
+
+
+def test_an_aks_machine_node_goes_with_its_machine_not_its_vm(embedded):
+    """cloudprovider.go List lists the AKS machines: the NodeClaim stays while its machine is listed (its VM gone
+    or not), and is collected once the machine is gone."""
+    with simulation(embedded, [nodeclass(), nodepool(), pod("web")], scenario=MACHINE_API) as sim:
+        _running(sim)
+        (c,) = sim.claims
+        assert c.launched.machine_name
+        _vanish(sim, c)                                     # the VM alone
+        assert not sim.gc.reconcile(force=True) and not c.done
+        sim.provider.aks.begin_delete([c.launched.machine_name]).result()
+        assert sim.gc.reconcile(force=True)
+        assert (c.done, c.result.deleted) == (True, "instance terminated")
+
+
+def test_a_machine_a_failed_delete_left_is_collected_after_its_grace(embedded):
+    with simulation(embedded, [nodeclass(), nodepool(), pod("web")], scenario=MACHINE_API) as sim:
+        _running(sim)
+        (c,) = sim.claims
+        name = c.launched.machine_name
+        sim.fake.add_fault({"code": "InternalServerError", "status": 500, "match": {"operation": "machine.delete"},
+                            "times": 4})
+        sim.provider.delete_machine(name)                    # fails through the SDK's retries: left behind
+        assert sim.provider.list_machine_names() == {name}
+        sim.provider.collect_garbage(set())
+        assert sim.provider.leftovers == {name}             # younger than the grace
+        sim.clock.advance(INSTANCE_GC_GRACE + 1)
+        sim.provider.collect_garbage(set())
+        assert sim.provider.list_machine_names() == set() and not sim.provider.leftovers

@@ -102,3 +102,19 @@ def test_a_retry_that_fails_as_before_is_no_change(embedded):
         assert sim.launch.reconcile() and sim.launch.retried[c.result.name] == 2    # another error: a change
         sim.fake.clear_faults()
         assert sim.launch.reconcile() and c.launched is not None and not sim.launch.repeating()
+
+
+def test_a_header_batch_round_creates_its_machines_with_one_put(embedded):
+    """aksmachineapiheaderbatch: the round's creates wait for their batch (PendingMachine), one PUT sends them all,
+    then each NodeClaim launches with its own machine."""
+    from harness.loop.azure.provider import request_log
+    from tests.loop.loopkit import MACHINE_API
+    batch = MACHINE_API.replace("provisionMode: aksmachineapi", "provisionMode: aksmachineapiheaderbatch")
+    with simulation(embedded, scenario=batch) as sim:
+        sim.apply([nodeclass(), nodepool(), pod("a", cpu="3"), pod("b", cpu="3")])
+        sim.validate_nodepools()
+        sim.provisioner.reconcile()
+        assert len(sim.claims) == 2 and sim.launch.reconcile()
+        assert all(c.launched is not None and c.launched.machine_name for c in sim.claims)
+        puts = [q for q in request_log(sim.fake) if q["operation"] == "machine.create"]
+        assert len(puts) == 1 and "tags" not in puts[0]["body"]["properties"]

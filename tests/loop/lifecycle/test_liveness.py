@@ -44,7 +44,7 @@ def test_before_core_v1_7_an_unlaunched_claim_waits_for_the_registration_ttl(emb
         (c,) = sim.claims
         assert sim.liveness.next_deadline() == c.created_at + REGISTRATION_TIMEOUT
         sim.clock.advance(LAUNCH_TIMEOUT + 1)
-        sim.provider.create = lambda *a: LaunchFailure("Unhandled", "CreateInstanceFailed", "denied")
+        sim.provider.create = lambda *a, **kw: LaunchFailure("Unhandled", "CreateInstanceFailed", "denied")
         assert sim.launch.reconcile() and not c.done                 # retried, not timed out
         sim.clock.advance(REGISTRATION_TIMEOUT - LAUNCH_TIMEOUT)
         assert sim.launch.reconcile()

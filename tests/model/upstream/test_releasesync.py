@@ -142,3 +142,35 @@ def test_case_of_probe_resolves_the_families_a_switch_case_accepts(tmp_path, cas
     probes = {p["fact"]: p for p in releasesync.probes_spec()}
     assert releasesync.evaluate_probe(probes["provider.gpuImageFamilies.ubuntu"], read, resolver) == want
     assert releasesync.evaluate_probe(probes["provider.gpuImageFamilies.azureLinux"], read, resolver) == ["AzureLinux"]
+
+
+DRIFT = """package cloudprovider
+
+func (c *CloudProvider) isNodeClassDrifted(ctx context.Context, nodeClaim *karpv1.NodeClaim) (cloudprovider.DriftReason, error) {
+	var checks []func()
+MACHINE
+	for _, check := range checks {
+	}
+	return "", nil
+}
+"""
+V17 = """	if _, isAKSMachine := instance.GetAKSMachineNameFromNodeClaim(nodeClaim); isAKSMachine {
+		checks = []func(){c.areStaticFieldsDrifted, c.isK8sVersionDrifted, c.isImageVersionDrifted, c.isMachineDrifted}
+	} else {
+		checks = []func(){c.areStaticFieldsDrifted, c.isK8sVersionDrifted, c.isKubeletIdentityDrifted, c.isImageVersionDrifted}
+	}"""
+V16 = """	checks = []func(){c.areStaticFieldsDrifted, c.isK8sVersionDrifted, c.isKubeletIdentityDrifted, c.isImageVersionDrifted}"""
+
+
+@pytest.mark.parametrize("body,machine,vm", [
+    (V17, ["nodeClassHash", "kubernetesVersion", "imageVersion", "machineDriftAction"],
+     ["nodeClassHash", "kubernetesVersion", "kubeletIdentity", "imageVersion"]),                 # v1.7+ (#1197)
+    (V16, [], ["nodeClassHash", "kubernetesVersion", "kubeletIdentity", "imageVersion"]),       # before
+])
+def test_between_reads_only_the_aks_machine_branch(tmp_path, body, machine, vm):
+    """`between`: the drift checks of the branch from `isAKSMachine {` to its `} else {`, none without one;
+    `fromLast` the VM nodes' after it."""
+    read, resolver = _tree(tmp_path, {"pkg/cloudprovider/drift.go": DRIFT.replace("MACHINE", body)})
+    probes = {p["fact"]: p for p in releasesync.probes_spec()}
+    assert releasesync.evaluate_probe(probes["provider.drift.machineChecks"], read, resolver) == machine
+    assert releasesync.evaluate_probe(probes["provider.drift.checks"], read, resolver) == vm
