@@ -278,6 +278,7 @@ def _dotted(knobs: dict, prefix: str = "") -> set[str]:
 def test_provider_facts_no_build_read_are_cleared_without_a_run(cluster, monkeypatch):
     # at v1.12.0 the four facts an instance-type build notes all differ from the newest release's; the scenario's
     # SKUs are LowPriorityCapable, priced and known, with quota to spare: no build notes any of them
+    import harness.judge.explore  # noqa: F401 - imported before the patch below, or it binds the counting one
     from harness.runner.engines import base
     sc = load_scenarios(CORE / "drift-empty-node.scenario.yaml")[0]
     engine = get_engine("simulated")
