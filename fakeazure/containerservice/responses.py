@@ -139,9 +139,10 @@ def _create(ctx: "ArmContext", pool: AgentPool, name: str, zones: list[str], pro
     m = aks.new_machine(pool, name, zones, props)
     size = str((m.props.get("hardware") or {}).get("vmSize") or "")
     region = pool.location.lower()
-    if compute.find_sku(region, size) is None:
+    found = compute.find_sku(region, size)
+    if found is None:
         raise exc.vm_size_not_supported(size, sub, region)
-    body = aks.vm_body(m, None)
+    body = aks.vm_body(m, None, found)
     parsed = compute.parse_put(body)
     # the scenario's rules on `machine.create` (a code that is no throttling or 5xx): one delivered synchronously
     # refuses the PUT, flat as AKS answers; an asynchronous one fails the machine's operation

@@ -139,8 +139,8 @@ class LaunchFailure:
 
 def label_facts(c, rg: str, nodeclass: "itmod.NodeClassParams", arch: str) -> LabelFacts:
     """The facts the provider's base labels are computed from, for a cluster (`c`: ClusterParams, `rg` its node
-    resource group) and an AKSNodeClass on an architecture: one rule for the simulation and the real engine's AKS
-    stand-in (runner/engines/real/controller/settings.py aks_pool_labels)."""
+    resource group) and an AKSNodeClass on an architecture: one rule for the simulation and fakeazure's AKS on the
+    Machine API path (runner/engines/azureside.py machine_labeler)."""
     values = {
         "clusterLabel": normalize_cluster_label(rg),
         "kubeletIdentityClientID": c.kubelet_identity_client_id,

@@ -57,6 +57,18 @@ class MachineLabels:
         return {**self.aks_own, **self.sent}
 
 
+def aks_writes(aks_base: Mapping[str, str], mode: str) -> dict[str, str]:
+    """What AKS itself writes on a machine's Node beside the nodeLabels the provider sent (aks-machine-labels.yaml
+    `aksAdds`): the provider's base labels (writers.base_labels for the machine's AKSNodeClass and cluster) under
+    its prefixes, and the machine's mode (`user` or `system`) under `modeLabel`. The one rule both engines read:
+    the simulation's machine_labels and fakeazure's AKS on the real engine (azureside.add_machines_pool)."""
+    r = rule()
+    prefixes = tuple(r["aksAdds"]["prefixes"])
+    out = {k: v for k, v in aks_base.items() if k.startswith(prefixes)}
+    out[r["modeLabel"]] = mode
+    return out
+
+
 def strip_reason(key: str, profile: Profile) -> str | None:
     """Why configureLabelsAndMode removes `key` at the profile's release (the first rule that applies), or None."""
     am = profile.provider.get("aksMachine") or {}
@@ -108,7 +120,4 @@ def machine_labels(profile: Profile, nodeclaim_labels: Mapping[str, str], claim_
             sent[k] = v
         else:
             stripped[k], why_stripped[k] = v, why
-    prefixes = tuple(r["aksAdds"]["prefixes"])
-    aks_own = {k: v for k, v in aks_base.items() if k.startswith(prefixes)}
-    aks_own[r["modeLabel"]] = mode
-    return MachineLabels(sent, stripped, mode, aks_own, why_stripped)
+    return MachineLabels(sent, stripped, mode, aks_writes(aks_base, mode), why_stripped)

@@ -73,12 +73,44 @@ def machines_pool(cfg: dict):
     return MachinesPool(data["environment"]["ARM_RESOURCE_GROUP"], cfg["clusterName"], data["machines_pool"])
 
 
-def add_machines_pool(fake, cfg: dict, profile) -> None:
-    """The machines pool (machines_pool) in the fake, in Machines mode, with the labels AKS writes on its nodes
-    (real-engine.yaml aks_pool_labels) and the cluster's subnet."""
+def add_machines_pool(fake, cfg: dict, profile, cluster=None) -> None:
+    """The machines pool (machines_pool) in the fake, in Machines mode, with the cluster's subnet; what AKS writes
+    on each machine's node is the one rule of harness/model/labels/aksmachine.py aks_writes (machine_labeler)."""
     from harness.runner.engines.real.controller import settings
     where = machines_pool(cfg)
     fake.add_agent_pool(where.resource_group, where.cluster, where.pool, cfg["nodeResourceGroup"],
-                        settings.aks_pool_labels(profile, cfg),
+                        labeler=machine_labeler(cfg, profile, cluster),
                         subnet_id=settings.subnet_id(fake.subscription_id, cfg["nodeResourceGroup"],
                                                      cfg.get("subnetName") or "aks-subnet"))
+
+
+# the machine tag naming its NodeClaim (provider v1.14.0 pkg/providers/launchtemplate/tags.go
+# KarpenterAKSMachineNodeClaimTagKey, set by aksmachineinstancehelpers.go ConfigureAKSMachineTags)
+NODECLAIM_TAG = "karpenter.azure.com_aksmachine_nodeclaim"
+
+
+def machine_labeler(cfg: dict, profile, cluster=None):
+    """(machine properties, SKU) -> the labels AKS writes on the machine's node, for cluster settings `cfg`:
+    aksmachine.aks_writes of the provider's base labels for the cluster and the AKSNodeClass of the NodeClaim the
+    machine is tagged with (read from `cluster`; the default AKSNodeClass when none is found), on the SKU's
+    architecture, and the machine's mode: what the simulation's Node gets from the same rule."""
+    from fakeazure.catalog import capability
+    from harness.loop.azure.provider import label_facts
+    from harness.model.azure.params import ClusterParams, NodeClassParams
+    from harness.model.labels.aksmachine import aks_writes
+    from harness.model.labels.writers import base_labels
+    from harness.runner.engines.real.controller.settings import engine_data
+    params = ClusterParams.from_dict({**engine_data()["cluster_defaults"], **cfg})
+
+    def labeler(props: dict, sku: dict | None) -> dict[str, str]:
+        nodeclass = None
+        claim = (props.get("tags") or {}).get(NODECLAIM_TAG)
+        if cluster is not None and claim:
+            got = cluster.get("NodeClaim", str(claim))
+            ref = (((got or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name")
+            nodeclass = cluster.get("AKSNodeClass", ref) if ref else None
+        arch = "arm64" if sku is not None and capability(sku, "CpuArchitectureType") == "Arm64" else "amd64"
+        facts = label_facts(params, cfg["nodeResourceGroup"], NodeClassParams.from_manifest(nodeclass), arch)
+        mode = "system" if str(props.get("mode") or "").lower() == "system" else "user"
+        return aks_writes(base_labels(profile, facts), mode)
+    return labeler

@@ -508,7 +508,7 @@ class RealRun:
             self.cfg = cfg = cluster_settings(scenario)
             # the agent pool the AKS Machine API modes create machines in, in the controller's cluster resource
             # group (ARM_RESOURCE_GROUP, real-engine.yaml) and cluster (CLUSTER_NAME)
-            add_machines_pool(fake, cfg, load_profile(answering or profile))
+            add_machines_pool(fake, cfg, load_profile(answering or profile), cluster)
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners

@@ -136,13 +136,25 @@ def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, w
     assert not {"NODEBOOTSTRAPPING_SERVER_URL", "AKS_MACHINES_POOL_NAME", "USE_SIG"} - set(want) & set(env)
 
 
-def test_the_pools_aks_labels_are_the_clusters_base_labels():
-    """real-engine.yaml aks_pool_labels: what AKS writes on a machine's node for the cluster, normalized as the
-    provider normalizes them (the cluster label of a resource group no label value can hold)."""
+def test_what_aks_writes_on_a_machines_node_is_the_simulations_rule():
+    """azureside.machine_labeler: fakeazure's AKS writes aksmachine.aks_writes of the cluster's base labels for the
+    NodeClaim's AKSNodeClass (normalized as the provider normalizes them) and the machine's mode."""
     from harness.model.upstream.profile import load_profile
-    labels = settings.aks_pool_labels(load_profile("upstream"), {"nodeResourceGroup": "MC_rg_(prod)", "region": "x",
-                                                                 "vnetGUID": "g", "subnetName": "sn"})
+    from harness.runner.engines.azureside import NODECLAIM_TAG, machine_labeler
+
+    class Cluster:
+        objects = {("NodeClaim", "nc"): {"spec": {"nodeClassRef": {"name": "al"}}},
+                   ("AKSNodeClass", "al"): {"spec": {"imageFamily": "AzureLinux"}}}
+
+        def get(self, kind, name):
+            return self.objects.get((kind, name))
+    cfg = {"nodeResourceGroup": "MC_rg_(prod)", "region": "x", "vnetGUID": "g", "subnetName": "sn"}
+    label = machine_labeler(cfg, load_profile("upstream"), Cluster())
+    labels = label({"mode": "System", "tags": {NODECLAIM_TAG: "nc"}}, None)
     assert labels["kubernetes.azure.com/cluster"] == "MC_rg_-prod-z"
     assert labels["kubernetes.azure.com/azure-cni-overlay"] == "true" and labels["kubernetes.azure.com/network-subnet"] == "sn"
-    assert set(labels) <= set(settings.engine_data()["aks_pool_labels"])
-    assert "kubernetes.azure.com/mode" not in labels and "kubernetes.azure.com/os-sku" not in labels
+    assert labels["kubernetes.azure.com/mode"] == "system" and labels["kubernetes.azure.com/os-sku"] == "AzureLinux"
+    assert labels["kubernetes.azure.com/os-sku-requested"] == "AzureLinux"
+    assert all(k.startswith("kubernetes.azure.com/") for k in labels)
+    assert label({"tags": {}}, None)["kubernetes.azure.com/mode"] == "user"
+
