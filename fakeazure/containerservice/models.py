@@ -22,8 +22,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..arm import ARMError, clone_json, iso, resource_id
 from ..compute.models import vm_resource_id
