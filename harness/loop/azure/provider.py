@@ -648,7 +648,8 @@ class AzureProvider:
 
     def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels) -> dict:
         """buildAKSMachineTemplate, of the fields the fake and a scenario's request checks read: size, zone,
-        priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints),
+        priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints), the
+        Kubernetes version (OrchestratorVersion),
         the tags (launchtemplate.Tags and the NodeClaim's, ConfigureAKSMachineTags). (harness simplification: the
         node image version, OS SKU, kubelet and Linux OS configuration are not sent; the fake defaults them.)"""
         spec = nodeclaim.get("spec") or {}
@@ -661,7 +662,8 @@ class AzureProvider:
                 "karpenter.sh_nodepool": nodeclaim["metadata"]["labels"].get(NODEPOOL, ""),
                 "compute.aks.billing": "linux",
                 "karpenter.azure.com_aksmachine_nodeclaim": nodeclaim["metadata"]["name"]}
-        kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": []}
+        kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": [],
+                      "orchestratorVersion": self.cluster.kubernetes_version}
         return {"zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
                 "properties": {"hardware": {"vmSize": it.name, "ultraSsdEnabled": ultra},
                                "operatingSystem": {"osType": "Linux"},

@@ -36,6 +36,12 @@ def is_machine_mode(mode: str) -> bool:
     return mode in rule()["machineModes"]
 
 
+def cluster_settings(mode: str) -> dict:
+    """The given.cluster settings PROVISION_MODE `mode` implies (aks-machine-labels.yaml `clusterSettings`), or
+    none outside the Machine API modes."""
+    return dict(rule()["clusterSettings"]) if is_machine_mode(mode) else {}
+
+
 def not_modeled() -> tuple[str, ...]:
     """The parts of the Machine API path the simulation does not model, in the words every such run says."""
     return tuple(" ".join(str(n).split()) for n in rule()["notModeled"])

@@ -18,11 +18,14 @@ DEFAULT_CLUSTER = {
 def cluster_settings(scenario: Scenario) -> dict:
     """given.cluster over the harness defaults, in the scenario's own (camelCase) vocabulary; the harness's
     provision mode option where the scenario names none (harness/model/upstream/provisionmodes.py)."""
+    from harness.model.labels.aksmachine import cluster_settings as implied
     from harness.model.upstream.provisionmodes import mode_for
     merged = {k: (v.format(region=scenario.region) if isinstance(v, str) else v) for k, v in DEFAULT_CLUSTER.items()}
     merged.update(scenario.given.get("cluster") or {})
     if mode_for(merged):
         merged["provisionMode"] = mode_for(merged)
+        # what the mode requires of the controller's options (aksmachine.py cluster_settings)
+        merged.update({k: v for k, v in implied(merged["provisionMode"]).items() if k not in merged})
     merged["region"] = scenario.region
     return merged
 
@@ -93,7 +96,10 @@ def machine_labeler(cfg: dict, profile, cluster=None):
     """(machine properties, SKU) -> the labels AKS writes on the machine's node, for cluster settings `cfg`:
     aksmachine.aks_writes of the provider's base labels for the cluster and the AKSNodeClass of the NodeClaim the
     machine is tagged with (read from `cluster`; the default AKSNodeClass when none is found), on the SKU's
-    architecture, and the machine's mode: what the simulation's Node gets from the same rule."""
+    architecture and Kubernetes version, and the machine's mode: what the simulation's Node gets from the same
+    rule."""
+    import dataclasses
+
     from fakeazure.catalog import capability
     from harness.loop.azure.provider import label_facts
     from harness.model.azure.params import ClusterParams, NodeClassParams
@@ -110,7 +116,11 @@ def machine_labeler(cfg: dict, profile, cluster=None):
             ref = (((got or {}).get("spec") or {}).get("nodeClassRef") or {}).get("name")
             nodeclass = cluster.get("AKSNodeClass", ref) if ref else None
         arch = "arm64" if sku is not None and capability(sku, "CpuArchitectureType") == "Arm64" else "amd64"
-        facts = label_facts(params, cfg["nodeResourceGroup"], NodeClassParams.from_manifest(nodeclass), arch)
+        # the Kubernetes version the provider sends (buildAKSMachineTemplate OrchestratorVersion: the one it read
+        # from the API server), else the cluster settings'
+        version = ((props.get("kubernetes") or {}).get("orchestratorVersion") or "").lstrip("v")
+        at = dataclasses.replace(params, kubernetes_version=version) if version else params
+        facts = label_facts(at, cfg["nodeResourceGroup"], NodeClassParams.from_manifest(nodeclass), arch)
         mode = "system" if str(props.get("mode") or "").lower() == "system" else "user"
         return aks_writes(base_labels(profile, facts), mode)
     return labeler

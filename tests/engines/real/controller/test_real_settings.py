@@ -126,9 +126,13 @@ def test_token_credentials_follow_the_azidentity_the_release_builds_with(tmp_pat
                                   "SIG_SUBSCRIPTION_ID": "sub"}),
 ])
 def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, want):
-    """provider v1.14.0 pkg/operator/options/options_validation.go validateProvisionMode, validateUseSIG."""
+    """provider v1.14.0 pkg/operator/options/options_validation.go validateProvisionMode, validateUseSIG: the
+    mode's environment, and the cluster settings it implies (USE_SIG: aksmachine.cluster_settings, which
+    azureside.cluster_settings adds for both engines)."""
+    from harness.model.labels.aksmachine import cluster_settings
     ep, files = _files(tmp_path)
-    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "provisionMode": mode}
+    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "provisionMode": mode,
+           **cluster_settings(mode)}
     env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2, "probe": 3},
                                   bootstrap="127.0.0.1:8080")
     assert env["PROVISION_MODE"] == mode
