@@ -63,14 +63,17 @@ class MachineLabels:
         return {**self.aks_own, **self.sent}
 
 
-def aks_writes(aks_base: Mapping[str, str], mode: str) -> dict[str, str]:
+def aks_writes(aks_base: Mapping[str, str], mode: str, capacity_type: str) -> dict[str, str]:
     """What AKS itself writes on a machine's Node beside the nodeLabels the provider sent (aks-machine-labels.yaml
     `aksAdds`): the provider's base labels (writers.base_labels for the machine's AKSNodeClass and cluster) under
-    its prefixes, and the machine's mode (`user` or `system`) under `modeLabel`. The one rule both engines read:
-    the simulation's machine_labels and fakeazure's AKS on the real engine (azureside.add_machines_pool)."""
+    its prefixes, those of the machine's priority (`capacity_type`: on-demand or spot), and its mode (`user` or
+    `system`) under `modeLabel`. The one rule both engines read: the simulation's machine_labels and fakeazure's
+    AKS on the real engine (azureside.machine_labeler)."""
     r = rule()
     prefixes = tuple(r["aksAdds"]["prefixes"])
     out = {k: v for k, v in aks_base.items() if k.startswith(prefixes)}
+    out.update({k: by[capacity_type] for k, by in (r["aksAdds"].get("byCapacityType") or {}).items()
+                if capacity_type in by})
     out[r["modeLabel"]] = mode
     return out
 
@@ -126,4 +129,4 @@ def machine_labels(profile: Profile, nodeclaim_labels: Mapping[str, str], claim_
             sent[k] = v
         else:
             stripped[k], why_stripped[k] = v, why
-    return MachineLabels(sent, stripped, mode, aks_writes(aks_base, mode), why_stripped)
+    return MachineLabels(sent, stripped, mode, aks_writes(aks_base, mode, capacity_type), why_stripped)

@@ -96,8 +96,8 @@ def machine_labeler(cfg: dict, profile, cluster=None):
     """(machine properties, SKU) -> the labels AKS writes on the machine's node, for cluster settings `cfg`:
     aksmachine.aks_writes of the provider's base labels for the cluster and the AKSNodeClass of the NodeClaim the
     machine is tagged with (read from `cluster`; the default AKSNodeClass when none is found), on the SKU's
-    architecture and Kubernetes version, and the machine's mode: what the simulation's Node gets from the same
-    rule."""
+    architecture and Kubernetes version, and the machine's priority and mode: what the simulation's Node gets from
+    the same rule."""
     import dataclasses
 
     from fakeazure.catalog import capability
@@ -122,5 +122,8 @@ def machine_labeler(cfg: dict, profile, cluster=None):
         at = dataclasses.replace(params, kubernetes_version=version) if version else params
         facts = label_facts(at, cfg["nodeResourceGroup"], NodeClassParams.from_manifest(nodeclass), arch)
         mode = "system" if str(props.get("mode") or "").lower() == "system" else "user"
-        return aks_writes(base_labels(profile, facts), mode)
+        # the machine's priority as a capacity type (provider v1.14.0 aksmachineinstanceutils.go
+        # AKSScaleSetPriorityToKarpCapacityType)
+        capacity = "spot" if str(props.get("priority") or "").lower() == "spot" else "on-demand"
+        return aks_writes(base_labels(profile, facts), mode, capacity)
     return labeler

@@ -160,5 +160,8 @@ def test_what_aks_writes_on_a_machines_node_is_the_simulations_rule():
     assert labels["kubernetes.azure.com/mode"] == "system" and labels["kubernetes.azure.com/os-sku"] == "AzureLinux"
     assert labels["kubernetes.azure.com/os-sku-requested"] == "AzureLinux"
     assert all(k.startswith("kubernetes.azure.com/") for k in labels)
-    assert label({"tags": {}}, None)["kubernetes.azure.com/mode"] == "user"
+    assert labels["kubernetes.azure.com/scalesetpriority"] == labels["kubernetes.azure.com/priority"] == "regular"
+    spot = label({"tags": {}, "priority": "Spot", "kubernetes": {"orchestratorVersion": "1.33.2"}}, None)
+    assert spot["kubernetes.azure.com/mode"] == "user" and spot["kubernetes.azure.com/scalesetpriority"] == "spot"
+    assert spot["kubernetes.azure.com/network-stateless-cni"] == "false"        # the version the machine was sent
 
