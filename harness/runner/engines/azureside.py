@@ -87,6 +87,17 @@ def add_machines_pool(fake, cfg: dict, profile, cluster=None) -> None:
                                                      cfg.get("subnetName") or "aks-subnet"))
 
 
+def machine_vm_name(cfg: dict, profile, nodeclaim_name: str) -> str:
+    """The VM AKS makes for the machine of NodeClaim `nodeclaim_name` in the run's machines pool (lowercase):
+    the machine named as the release names it (harness/model/azure/aksmachines.py machine_name), its VM as
+    fakeazure names it (aks-<pool>-<machine>-<8 digits>-vm, containerservice/models.py)."""
+    from fakeazure.containerservice.models import cluster_digits
+    from harness.model.azure.aksmachines import machine_name
+    where = machines_pool(cfg)
+    name = machine_name(nodeclaim_name, int((profile.provider.get("aksMachine") or {}).get("nameMaxLength") or 0))
+    return f"aks-{where.pool}-{name}-{cluster_digits(where.resource_group, where.cluster)}-vm".lower()
+
+
 # the machine tag naming its NodeClaim (provider v1.14.0 pkg/providers/launchtemplate/tags.go
 # KarpenterAKSMachineNodeClaimTagKey, set by aksmachineinstancehelpers.go ConfigureAKSMachineTags)
 NODECLAIM_TAG = "karpenter.azure.com_aksmachine_nodeclaim"
