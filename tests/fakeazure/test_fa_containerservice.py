@@ -179,3 +179,19 @@ def test_node_bootstrapping_returns_the_kubelets_bootstrap(fa):
     del profile["vmSize"]
     status, _, err = call(fa, "GET", url, {"provisionProfile": profile, "provisionHelperValues": {"skuCPU": 2, "skuMemory": 8}})
     assert status == 400 and "missing field: VMSize cannot be empty" in err["error"]["message"]
+
+
+def test_deleting_machines_takes_as_long_as_deleting_their_vms(fa):
+    """AKS deletes each machine's VM: with vm.delete timed (given.loop.vmDelete) the machines' deletion runs as
+    long, on the state clock, however often it is polled."""
+    call(fa, "PUT", POOL + "/machines/m1" + API, machine_body())
+    fa.settle()
+    fa.set_operation_seconds("vm.delete", 30)
+    call(fa, "POST", POOL + "/deleteMachines" + API, {"machineNames": ["m1"]})
+    (op,) = fa.running_operations("machine.delete")
+    assert op["due"] - fa.clock.time() == 30
+    fa.advance(29)
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[2]["properties"]["provisioningState"] == "Deleting"
+    fa.advance(1)
+    fa.settle()
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[0] == 404 and fa.vms(NODE_RG) == []
