@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +135,8 @@ class ComputeModel:
         self.vms: dict[tuple[str, str], VirtualMachine] = {}
         self.quota = Quota(self.vms, self.skus)
         self.evictions: list[dict] = []
+        # called with each VM a Spot eviction removed (policy Delete): what owns it goes with it (an AKS machine)
+        self.on_evicted: list[Callable[[VirtualMachine], None]] = []
         # (created, removed, last view) of deleted VMs, for lagging readers (Resource Graph)
         self.removed: deque[tuple[float, float, dict]] = deque(maxlen=10000)
         # VMs whose provisioning state became Succeeded since the eviction rules last looked
@@ -449,6 +452,8 @@ class ComputeModel:
         vm.evicted = True
         if policy.lower() == "delete":
             self.remove(vm)
+            for hook in self.on_evicted:
+                hook(vm)
         else:
             vm.holds_quota = False
             vm.power_state = "deallocated"

@@ -136,6 +136,17 @@ class ContainerServiceModel:
         self.machines: dict[tuple[str, str, str, str], Machine] = {}
         self.bootstraps: dict[str, dict] = {}    # VM name (lower) -> the VM body AKS sent, customData kept
         self.etags = 0
+        compute.on_evicted.append(self.vm_evicted)
+
+    def vm_evicted(self, vm: "VirtualMachine") -> None:
+        """A machine's Spot VM evicted with policy Delete: the machine goes too, so a GET answers 404 and the
+        provider reads its NodeClaim's instance as gone (v1.14.0 aksmachineinstance.go Get:
+        IsAKSMachineOrMachinesPoolNotFound -> NodeClaimNotFoundError). (harness assumption: AKS's handling of an
+        evicted machine is not public; a Spot agent pool's node is deleted with its evicted instance.)"""
+        for key, m in list(self.machines.items()):
+            if m.vm_name.lower() == vm.name.lower() and m.pool.node_resource_group.lower() == vm.rg.lower():
+                del self.machines[key]
+                self.bootstraps.pop(m.vm_name.lower(), None)
 
     def clear(self) -> None:
         self.machines.clear()

@@ -195,3 +195,13 @@ def test_deleting_machines_takes_as_long_as_deleting_their_vms(fa):
     fa.advance(1)
     fa.settle()
     assert call(fa, "GET", POOL + "/machines/m1" + API)[0] == 404 and fa.vms(NODE_RG) == []
+
+
+def test_an_evicted_spot_machine_is_gone_with_its_vm(fa):
+    call(fa, "PUT", POOL + "/machines/m1" + API, machine_body(priority="Spot"))
+    call(fa, "PUT", POOL + "/machines/m2" + API, machine_body())
+    fa.settle()
+    vm = call(fa, "GET", POOL + "/machines/m1" + API)[2]["properties"]["resourceId"].rsplit("/", 1)[1]
+    fa.evict(NODE_RG, vm)
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[0] == 404
+    assert [m["name"] for m in call(fa, "GET", POOL + "/machines" + API)[2]["value"]] == ["m2"]
