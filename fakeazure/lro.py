@@ -195,7 +195,9 @@ class Lro:
         return err
 
     def start(self, kind: str, namespace: str, location: str, target: str, error: ARMError | None,
-              on_complete: Callable | None, after_polls: int | None = None) -> Operation:
+              on_complete: Callable | None, after_polls: int | None = None, timed_as: tuple[str, ...] = ()) -> Operation:
+        """An operation of `kind`; it runs as long as the seconds set for `kind`, else for the first of `timed_as`
+        set (an operation that does another's work: deleting an AKS machine deletes its VM)."""
         n = self.after_polls
         if n is None:
             n = 0  # lro="sync": complete now
@@ -205,7 +207,7 @@ class Lro:
         # as long as its polls take at the interval the answers advertise (Retry-After)
         interval = SDK_POLL_INTERVAL if self.retry_after is None else self.retry_after
         due = now + n * interval
-        held = self.seconds.get(kind)
+        held = next((self.seconds[k] for k in (kind, *timed_as) if k in self.seconds), None)
         if held is not None and n > 0:
             n, due = TIMED_POLLS, now + held     # its polls do not finish it; the clock does
         op = Operation(id=new_guid(self.rng), namespace=namespace, location=location.lower(), kind=kind,

@@ -320,16 +320,17 @@ class FakeAzure:
     # ================================================================== inspection
     def add_agent_pool(self, resource_group: str, cluster: str, name: str, node_resource_group: str,
                        node_labels: Mapping[str, str] | None = None, mode: str = "Machines",
-                       subnet_id: str | None = None) -> None:
+                       subnet_id: str | None = None, labeler=None) -> None:
         """An AKS cluster's agent pool the AKS Machine API provision modes create machines in (the provider's
         AKS_MACHINES_POOL_NAME; a pool in ``Machines`` mode, as provider v1.14.0 hack/deploy/add-aks-machines-pool.sh
         adds it). `node_labels`: what AKS writes on every node of the cluster besides each machine's own
-        (containerservice/models.py aks_labels); `subnet_id`: the subnet of a machine's NIC when the machine names
-        none (default: aks-vnet/aks-subnet in the node resource group)."""
+        (containerservice/models.py aks_labels); `labeler(properties, sku)`: instead, the labels AKS writes on a
+        machine's node; `subnet_id`: the subnet of a machine's NIC when the machine names none (default:
+        aks-vnet/aks-subnet in the node resource group)."""
         from .containerservice.models import AgentPool
         with self.lock:
             self.aks.add_pool(AgentPool(resource_group, cluster, name, node_resource_group, self.region, mode,
-                                        dict(node_labels or {}), subnet_id))
+                                        dict(node_labels or {}), subnet_id, labeler))
 
     def machines(self) -> list[dict]:
         """Every AKS machine as the machines API shows it."""

@@ -11,6 +11,9 @@
 #                                                             # (a scenario added or edited, a simulated outcome changed)
 #   MERGE=1 bash scripts/regen-conformance.sh OUT_DIR selection...   # rerun a selection, keep the other entries
 #   MODE=aksmachineapi bash scripts/regen-conformance.sh '' scenarios/design-0006   # one provision mode's report
+#   PROFILE=v1.12.0 MODE=aksmachineapi KARPENTER_PROVIDER_GIT=DIR bash scripts/regen-conformance.sh '' ...
+#                                                             # at another release: its controller, built from
+#                                                             # DIR (a provider clone with its tags), and profile
 #   NO_CHECK=1 ...                                           # write the report, leave `check` to the caller
 #                                                             # (the nightly joins one report per part first)
 set -euo pipefail
@@ -20,7 +23,16 @@ if [ "${1:-}" = "--stale" ]; then stale=1; shift; fi
 # MODE=<provision mode>: every run in that mode (both engines; harness/model/upstream/provisionmodes.py), into
 # docs/conformance/modes/<mode> unless OUT_DIR is given; the check and --stale read it too
 if [ -n "${MODE:-}" ]; then export HARNESS_PROVISION_MODE=$MODE; fi
-out=${1:-docs/conformance${MODE:+/modes/$MODE}}
+# PROFILE=<release>: the controller of that release tag (built from KARPENTER_PROVIDER_GIT) and its profile forced
+# on every scenario (harness/scenario/selection.py), into docs/conformance/modes/<mode>-<release> by default
+release=()
+build=()
+if [ -n "${PROFILE:-}" ]; then
+  : "${KARPENTER_PROVIDER_GIT:?PROFILE=$PROFILE needs KARPENTER_PROVIDER_GIT, a karpenter-provider-azure clone with its tags}"
+  release=(--harness-provider-version "$PROFILE" --harness-provider-git "$KARPENTER_PROVIDER_GIT")
+  build=(--provider-git "$KARPENTER_PROVIDER_GIT" --provider-ref "$PROFILE")
+fi
+out=${1:-docs/conformance${MODE:+/modes/$MODE${PROFILE:+-$PROFILE}}}
 shift || true
 export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$HOME/.cache/karpenter-harness/pycache}"
 if [ -n "$stale" ]; then
@@ -37,13 +49,13 @@ if [ -n "$stale" ]; then
   MERGE=1
 fi
 python3 -m harness.backends build >/dev/null
-python3 -m harness.backends build --controller >/dev/null
+python3 -m harness.backends build --controller "${build[@]}" >/dev/null
 dest=$out
 if [ -n "${MERGE:-}" ]; then dest=$(mktemp -d); trap 'rm -rf "$dest"' EXIT; fi
 rm -rf "$dest/entries"
 set +e
-python3 -m pytest "${@:-scenarios/}" --harness-engine real --harness-profile upstream -n "${JOBS:-auto}" -p no:cacheprovider -q \
-  --harness-conformance "$dest"
+python3 -m pytest "${@:-scenarios/}" --harness-engine real --harness-profile "${PROFILE:-upstream}" "${release[@]}" \
+  -n "${JOBS:-auto}" -p no:cacheprovider -q --harness-conformance "$dest"
 rc=$?
 set -e
 # 1: some real runs failed their expectations; the report holds them and `check` judges them.

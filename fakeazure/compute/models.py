@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,13 +135,13 @@ class ComputeModel:
         self.vms: dict[tuple[str, str], VirtualMachine] = {}
         self.quota = Quota(self.vms, self.skus)
         self.evictions: list[dict] = []
+        # called with each VM a Spot eviction removed (policy Delete): what owns it goes with it (an AKS machine)
+        self.on_evicted: list[Callable[[VirtualMachine], None]] = []
         # (created, removed, last view) of deleted VMs, for lagging readers (Resource Graph)
         self.removed: deque[tuple[float, float, dict]] = deque(maxlen=10000)
         # VMs whose provisioning state became Succeeded since the eviction rules last looked
         # (SpotEvictions.apply stamps the time they count ``after_seconds`` from).
         self.newly_succeeded: list[VirtualMachine] = []
-        # told of each VM a Spot eviction deleted (the AKS machine model drops the machine it belongs to)
-        self.on_evicted: list = []
         # VM key -> (the body, the provisioning state, the VM's JSON in a list page): list_json
         self._list_json: dict[tuple[str, str], tuple[dict, str, str]] = {}
 

@@ -13,15 +13,16 @@ Spot eviction) serves it; what refuses it becomes the machine's ``status.provisi
 
 The VM carries the bootstrap AKS gives its kubelet (``osProfile.customData``, kept here: the stored VM drops
 customData as Azure does): ``KUBELET_NODE_LABELS`` = the machine's ``kubernetes.nodeLabels`` plus the labels AKS
-writes itself (:func:`aks_labels`), ``KUBELET_FLAGS`` with ``--register-with-taints`` = its
-``nodeInitializationTaints`` and ``nodeTaints``, ``--max-pods`` when the machine sets it; the real engine's
-kubelet stand-in reads it as it reads an aksscriptless VM's. docs/fakeazure.md "AKS machines and agent pools".
+writes itself (:func:`aks_labels`: the pool's labeler, which the harness gives its rule), ``KUBELET_FLAGS`` with
+``--register-with-taints`` = its ``nodeInitializationTaints`` and ``nodeTaints``, ``--max-pods`` when the machine
+sets it; the real engine's kubelet stand-in reads it as it reads an aksscriptless VM's. docs/fakeazure.md "AKS machines and agent pools".
 """
 from __future__ import annotations
 
 import base64
 import hashlib
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -53,22 +54,14 @@ def machine_id(sub: str, rg: str, cluster: str, pool: str, name: str) -> str:
     return pool_id(sub, rg, cluster, pool) + f"/machines/{name}"
 
 
-def aks_labels(pool: "AgentPool", props: dict) -> dict[str, str]:
+def aks_labels(pool: "AgentPool", props: dict, sku: dict | None = None) -> dict[str, str]:
     """The labels AKS itself writes on a machine's node, beside the machine's ``nodeLabels`` (which the provider
-    sanitized of them: pkg/providers/instance/aksmachineinstancehelpers.go configureLabelsAndMode): the pool's
-    (``AgentPool.node_labels``: the cluster's and its network's, which the caller gives; the provider's e2e checks
-    the network labels AKS writes, test/suites/machine/machine_test.go), then the machine's own: its pool, mode,
-    node image and OS SKU (harness assumption: AKS's node bootstrap is not public)."""
-    mode = str(props.get("mode") or "User").lower()
-    out = dict(pool.node_labels)
-    out.update({"kubernetes.azure.com/agentpool": pool.name, "kubernetes.azure.com/mode": mode})
-    image = props.get("nodeImageVersion")
-    if image:
-        out["kubernetes.azure.com/node-image-version"] = str(image)
-    os_sku = ((props.get("operatingSystem") or {}).get("osSKU"))
-    if os_sku:
-        out["kubernetes.azure.com/os-sku"] = str(os_sku)
-    return out
+    sanitized of them: pkg/providers/instance/aksmachineinstancehelpers.go configureLabelsAndMode): what the pool's
+    ``labeler`` says for the machine's properties and SKU (the harness gives its rule there), else the pool's
+    ``node_labels`` and the machine's mode (``kubernetes.azure.com/mode``: user or system)."""
+    if pool.labeler is not None:
+        return {str(k): str(v) for k, v in pool.labeler(props, sku).items()}
+    return {**pool.node_labels, "kubernetes.azure.com/mode": str(props.get("mode") or "User").lower()}
 
 
 def bootstrap_script(labels: dict[str, str], taints: list[str], max_pods: int | None) -> str:
@@ -95,6 +88,8 @@ class AgentPool:
     mode: str = "Machines"                     # the pool's properties.mode (hack/deploy/add-aks-machines-pool.sh)
     node_labels: dict[str, str] = field(default_factory=dict)
     subnet_id: str | None = None               # the subnet of a machine that names none (the cluster's)
+    # (machine properties, its SKU or None) -> the labels AKS writes on its node (aks_labels); None: node_labels
+    labeler: Callable[[dict, dict | None], dict] | None = None
 
     def view(self, sub: str) -> dict:
         return {"id": pool_id(sub, self.rg, self.cluster, self.name), "name": self.name, "type": POOL_TYPE,
@@ -200,12 +195,13 @@ class ContainerServiceModel:
     def store(self, m: Machine) -> None:
         self.machines[(m.pool.rg.lower(), m.pool.cluster.lower(), m.pool.name.lower(), m.name.lower())] = m
 
-    def vm_body(self, m: Machine, image_id: str | None) -> dict:
-        """The VM PUT AKS makes for a machine: its size, zone, priority, tags and the kubelet's bootstrap."""
+    def vm_body(self, m: Machine, image_id: str | None, sku: dict | None = None) -> dict:
+        """The VM PUT AKS makes for a machine (of SKU `sku`): its size, zone, priority, tags and the kubelet's
+        bootstrap."""
         props, spot = m.props, str(m.props.get("priority") or "Regular").lower() == "spot"
         kube = props.get("kubernetes") or {}
         taints = [str(t) for t in (kube.get("nodeInitializationTaints") or []) + (kube.get("nodeTaints") or [])]
-        labels = {**{str(k): str(v) for k, v in (kube.get("nodeLabels") or {}).items()}, **aks_labels(m.pool, props)}
+        labels = {**{str(k): str(v) for k, v in (kube.get("nodeLabels") or {}).items()}, **aks_labels(m.pool, props, sku)}
         vm_props: dict[str, Any] = {
             "hardwareProfile": {"vmSize": (props.get("hardware") or {}).get("vmSize")},
             "priority": "Spot" if spot else "Regular",

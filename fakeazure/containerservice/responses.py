@@ -144,9 +144,10 @@ def _create(ctx: "ArmContext", pool: AgentPool, name: str, zones: list[str], pro
     m = aks.new_machine(pool, name, zones, props)
     size = str((m.props.get("hardware") or {}).get("vmSize") or "")
     region = pool.location.lower()
-    if compute.find_sku(region, size) is None:
+    found = compute.find_sku(region, size)
+    if found is None:
         raise exc.vm_size_not_supported(size, sub, region)
-    body = aks.vm_body(m, None)
+    body = aks.vm_body(m, None, found)
     parsed = compute.parse_put(body)
     # the scenario's rules on `machine.create` (a code that is no throttling or 5xx): one delivered synchronously
     # refuses the PUT, flat as AKS answers; an asynchronous one fails the machine's operation
@@ -191,8 +192,9 @@ def _op_error(e: ARMError) -> dict:
 
 
 def delete_machines(ctx: "ArmContext", req: Request, p: dict) -> Response:
-    """AgentPools_DeleteMachines: 202 + Location while the machines and their VMs go; a name the pool does not
-    hold refuses the whole request (pkg/fake/aksagentpoolsapi.go BeginDeleteMachines)."""
+    """AgentPools_DeleteMachines: 202 + Location while the machines and their VMs go (as long as a VM deletion
+    takes); a name the pool does not hold refuses the whole request (pkg/fake/aksagentpoolsapi.go
+    BeginDeleteMachines)."""
     pool = _pool(ctx, p)
     names = [str(n) for n in ((req.json() or {}).get("machineNames") or [])]
     machines = [ctx.aks.get(pool, n) for n in names]
@@ -205,8 +207,11 @@ def delete_machines(ctx: "ArmContext", req: Request, p: dict) -> Response:
         for m in machines:
             ctx.aks.remove(m)
 
+    # AKS deletes each machine's VM: the operation lasts as long as a VM deletion does, unless machine deletions
+    # are timed themselves (FakeAzure.set_operation_seconds)
     op = ctx.lro.start("machine.delete", "Microsoft.ContainerService", pool.location,
-                       machine_id(ctx.subscription, pool.rg, pool.cluster, pool.name, names[0]), None, finish)
+                       machine_id(ctx.subscription, pool.rg, pool.cluster, pool.name, names[0]), None, finish,
+                       timed_as=("vm.delete",))
     return ctx.lro.reply(req, op, 202, location_header=True)
 
 

@@ -512,16 +512,26 @@ def unplayed(entry: dict) -> str | None:
     return None
 
 
+def report_profile(report: dict) -> str:
+    """The profile a report's runs were made under (regen-conformance.sh --harness-profile): REPORT_PROFILE, or
+    the one release profile its PROFILE= forced on every scenario (a provision mode's report at an earlier
+    release, made with that release's controller)."""
+    profiles = {e["profile"] for e in report["entries"]}
+    return profiles.pop() if len(profiles) == 1 else REPORT_PROFILE
+
+
 def stale(report: dict, scenarios: list, run_sim=None) -> list[str]:
     """Why the report no longer describes the library: a scenario x profile the report lacks or
     holds in excess, whose document or simulated outcome changed, or whose steps the real engine now plays
     to another point (a step it could not play it now plays, or the other way). `run_sim(scenario, profile,
     kubernetes_version)` gives the simulated outcome (default: `simulate`)."""
     from harness.runner.engines.real.engine import UNPLAYABLE_INPUTS, first_unplayable, unplayable_input
+    from harness.scenario.selection import profiles_for
     run_sim = run_sim or simulate
     have = {(e["file"], e["scenario"], e["profile"]): e for e in report["entries"]}
-    want = {(os.path.relpath(sc.file), sc.name, p): sc for sc in scenarios for p in sc.profiles
-            if p == REPORT_PROFILE}
+    profile = report_profile(report)
+    want = {(os.path.relpath(sc.file), sc.name, p): sc for sc in scenarios for p in profiles_for(sc.profiles, [profile])
+            if p == profile}
     out = [f"{k[0]}::{k[1]} [{k[2]}]: not in the report" for k in sorted(set(want) - set(have))]
     out += [f"{k[0]}::{k[1]} [{k[2]}]: in the report, not in the library" for k in sorted(set(have) - set(want))]
     for k in sorted(set(want) & set(have)):

@@ -66,8 +66,21 @@ def test_the_vm_carries_the_bootstrap_aks_gives_its_kubelet(fa):
     assert script.startswith(BOOTSTRAP_MARK)
     assert '--register-with-taints=karpenter.sh/unregistered:NoExecute' in script
     labels = dict(kv.split("=", 1) for kv in script.split('KUBELET_NODE_LABELS="')[1].split('"')[0].split(","))
-    assert labels["team"] == "a" and labels["kubernetes.azure.com/agentpool"] == "testmpool"
+    assert labels["team"] == "a" and "kubernetes.azure.com/agentpool" not in labels
     assert labels["kubernetes.azure.com/mode"] == "user" and labels["kubernetes.azure.com/azure-cni-overlay"] == "true"
+
+
+def test_a_pools_labeler_says_what_aks_writes(fa):
+    """The harness gives its rule as the pool's labeler: it sees the machine's properties and SKU."""
+    seen = []
+    fa.add_agent_pool("rg", "c", "other", NODE_RG, labeler=lambda props, sku: seen.append((props, sku)) or {"x/y": "z"})
+    call(fa, "PUT", CLUSTER + "/agentPools/other/machines/m2" + API, machine_body(labels={"team": "a"}))
+    (body,) = fa.machine_vm_bodies().values()
+    script = base64.b64decode(body["properties"]["osProfile"]["customData"]).decode()
+    labels = dict(kv.split("=", 1) for kv in script.split('KUBELET_NODE_LABELS="')[1].split('"')[0].split(","))
+    assert labels == {"team": "a", "x/y": "z"}
+    ((props, sku),) = seen
+    assert sku["name"] == props["hardware"]["vmSize"]
 
 
 def test_unknown_pool_and_machine_are_404_notfound(fa):
@@ -198,3 +211,20 @@ def test_a_spot_eviction_takes_the_machine_with_its_vm(fa):
     fa.evict(NODE_RG, vm)
     assert call(fa, "GET", POOL + "/machines/spot" + API)[0] == 404
     assert call(fa, "GET", POOL + "/machines" + API)[2]["value"] == []
+
+
+def test_deleting_machines_takes_as_long_as_deleting_their_vms(fa):
+    """AKS deletes each machine's VM: with vm.delete timed (given.loop.vmDelete) the machines' deletion runs as
+    long, on the state clock, however often it is polled."""
+    call(fa, "PUT", POOL + "/machines/m1" + API, machine_body())
+    fa.settle()
+    fa.set_operation_seconds("vm.delete", 30)
+    call(fa, "POST", POOL + "/deleteMachines" + API, {"machineNames": ["m1"]})
+    (op,) = fa.running_operations("machine.delete")
+    assert op["due"] - fa.clock.time() == 30
+    fa.advance(29)
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[2]["properties"]["provisioningState"] == "Deleting"
+    fa.advance(1)
+    fa.settle()
+    assert call(fa, "GET", POOL + "/machines/m1" + API)[0] == 404 and fa.vms(NODE_RG) == []
+

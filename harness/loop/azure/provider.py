@@ -156,8 +156,8 @@ class LaunchFailure:
 
 def label_facts(c, rg: str, nodeclass: "itmod.NodeClassParams", arch: str) -> LabelFacts:
     """The facts the provider's base labels are computed from, for a cluster (`c`: ClusterParams, `rg` its node
-    resource group) and an AKSNodeClass on an architecture: one rule for the simulation and the real engine's AKS
-    stand-in (runner/engines/real/controller/settings.py aks_pool_labels)."""
+    resource group) and an AKSNodeClass on an architecture: one rule for the simulation and fakeazure's AKS on the
+    Machine API path (runner/engines/azureside.py machine_labeler)."""
     values = {
         "clusterLabel": normalize_cluster_label(rg),
         "kubeletIdentityClientID": c.kubelet_identity_client_id,
@@ -754,8 +754,9 @@ class AzureProvider:
     def _machine_body(self, nodeclaim: dict, it, offering, ultra: bool, machine: MachineLabels,
                       nodeclass_tags: dict | None) -> dict:
         """buildAKSMachineTemplate, of the fields the fake and a scenario's request checks read: size, zone,
-        priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints),
-        the tags (ConfigureAKSMachineTags: harness/loop/azure/machinetags.py). (harness simplification: the
+        priority, mode, the sanitized nodeLabels, every taint as a node initialization taint (configureTaints), the
+        Kubernetes version (OrchestratorVersion), the tags (ConfigureAKSMachineTags: harness/loop/azure/machinetags.py).
+        (harness simplification: the
         node image version, OS SKU, kubelet and Linux OS configuration are not sent; the fake defaults them.)"""
         spec = nodeclaim.get("spec") or {}
         taints = []
@@ -765,7 +766,8 @@ class AzureProvider:
                 taints.append(text)
         tags = machine_tags(self.cluster.cluster_name, nodeclass_tags,
                             nodeclaim["metadata"]["labels"].get(NODEPOOL), nodeclaim["metadata"]["name"])
-        kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": []}
+        kube: dict = {"nodeLabels": dict(machine.sent), "nodeInitializationTaints": taints, "nodeTaints": [],
+                      "orchestratorVersion": self.cluster.kubernetes_version}
         return {"zones": [] if offering.zone in ("0", "") else [offering.zone.rsplit("-", 1)[-1]],
                 "properties": {"hardware": {"vmSize": it.name, "ultraSsdEnabled": ultra},
                                "operatingSystem": {"osType": "Linux"},

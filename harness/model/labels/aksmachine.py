@@ -36,6 +36,12 @@ def is_machine_mode(mode: str) -> bool:
     return mode in rule()["machineModes"]
 
 
+def cluster_settings(mode: str) -> dict:
+    """The given.cluster settings PROVISION_MODE `mode` implies (aks-machine-labels.yaml `clusterSettings`), or
+    none outside the Machine API modes."""
+    return dict(rule()["clusterSettings"]) if is_machine_mode(mode) else {}
+
+
 @dataclass(frozen=True)
 class MachineLabels:
     """What configureLabelsAndMode sends and what AKS then writes on the Node."""
@@ -50,6 +56,21 @@ class MachineLabels:
     def on_node(self) -> dict[str, str]:
         """The labels AKS writes on the Node at registration."""
         return {**self.aks_own, **self.sent}
+
+
+def aks_writes(aks_base: Mapping[str, str], mode: str, capacity_type: str) -> dict[str, str]:
+    """What AKS itself writes on a machine's Node beside the nodeLabels the provider sent (aks-machine-labels.yaml
+    `aksAdds`): the provider's base labels (writers.base_labels for the machine's AKSNodeClass and cluster) under
+    its prefixes, those of the machine's priority (`capacity_type`: on-demand or spot), and its mode (`user` or
+    `system`) under `modeLabel`. The one rule both engines read: the simulation's machine_labels and fakeazure's
+    AKS on the real engine (azureside.machine_labeler)."""
+    r = rule()
+    prefixes = tuple(r["aksAdds"]["prefixes"])
+    out = {k: v for k, v in aks_base.items() if k.startswith(prefixes)}
+    out.update({k: by[capacity_type] for k, by in (r["aksAdds"].get("byCapacityType") or {}).items()
+                if capacity_type in by})
+    out[r["modeLabel"]] = mode
+    return out
 
 
 def strip_reason(key: str, profile: Profile) -> str | None:
@@ -103,7 +124,4 @@ def machine_labels(profile: Profile, nodeclaim_labels: Mapping[str, str], claim_
             sent[k] = v
         else:
             stripped[k], why_stripped[k] = v, why
-    prefixes = tuple(r["aksAdds"]["prefixes"])
-    aks_own = {k: v for k, v in aks_base.items() if k.startswith(prefixes)}
-    aks_own[r["modeLabel"]] = mode
-    return MachineLabels(sent, stripped, mode, aks_own, why_stripped)
+    return MachineLabels(sent, stripped, mode, aks_writes(aks_base, mode, capacity_type), why_stripped)

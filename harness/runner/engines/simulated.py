@@ -149,7 +149,7 @@ class SimulatedRun:
         aks = None
         if is_machine_mode(cfg.cluster.provision_mode):
             # the Machine API modes create AKS machines in the pool the real engine's controller uses too
-            add_machines_pool(self.fake, self.settings, prof)
+            add_machines_pool(self.fake, self.settings, prof, cluster)
             aks = AKSMachines(containerservice, machines_pool(self.settings))
         self.context = contextlib.ExitStack()
         if cluster.backend == "embedded":

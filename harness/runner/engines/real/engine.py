@@ -520,7 +520,7 @@ class RealRun:
             self.cfg = cfg = cluster_settings(scenario)
             # the agent pool the AKS Machine API modes create machines in, in the controller's cluster resource
             # group (ARM_RESOURCE_GROUP, real-engine.yaml) and cluster (CLUSTER_NAME)
-            add_machines_pool(fake, cfg, load_profile(answering or profile))
+            add_machines_pool(fake, cfg, load_profile(answering or profile), cluster)
             if cfg.get("nodeImageVersion"):     # the node image the cluster starts with: the gallery's newest
                 fake.publish_node_image(str(cfg["nodeImageVersion"]))
             self.provisioners = ClusterParams.from_dict(cfg).storage_provisioners
@@ -824,9 +824,12 @@ class RealRun:
         if self.jobs:
             held += jobruns.unfinished(self.reads.list("Job"), self.observer.pod_objects)
         if (self.scenario.given.get("loop") or {}).get("vmDelete") is not None:
-            # Azure is still deleting a VM (given.loop.vmDelete): the provider's Delete waits on it, and so does core
-            held += [f"Azure deleting VM {op['target'].rsplit('/', 1)[-1]} for {op['due'] - self.fake.clock.time():.1f}s "
-                     "more (given.loop.vmDelete)" for op in self.fake.running_operations("vm.delete")]
+            # Azure is still deleting a VM (given.loop.vmDelete), or AKS a machine and its VM (the Machine API modes:
+            # fakeazure times machine.delete as vm.delete): the provider's Delete waits on it, and so does core
+            held += [f"Azure deleting {what} {op['target'].rsplit('/', 1)[-1]} for "
+                     f"{op['due'] - self.fake.clock.time():.1f}s more (given.loop.vmDelete)"
+                     for kind, what in (("vm.delete", "VM"), ("machine.delete", "AKS machine"))
+                     for op in self.fake.running_operations(kind)]
         if self.drain.refused:
             held += self.drain.due(self.observer.pod_objects, self.cluster.list("PodDisruptionBudget"))
         if not self.evicted:

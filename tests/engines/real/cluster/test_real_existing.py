@@ -562,3 +562,17 @@ def test_a_node_not_ready_after_its_initialization_is_held_so():
     assert (who0, cond0["status"], cond0["reason"], sub0) == ("system:node:aks-web-0", "False", "KubeletNotReady", "status")
     assert (cond1["status"], cond1["reason"]) == ("Unknown", "NodeStatusUnknown") and "node-lifecycle" in who1
     assert cond0["lastTransitionTime"] == cond0["lastHeartbeatTime"]
+
+
+def test_a_machine_modes_nodeclaim_has_the_vm_aks_makes():
+    """In an AKS Machine API mode the seeded NodeClaim's VM is its machine's, as fakeazure's AKS names it: the
+    seeding waits on, holds and releases that VM (the provider's aks-<name> would be taken for a lost VM)."""
+    from types import SimpleNamespace
+
+    from harness.model.upstream.profile import load_profile
+    from harness.runner.engines.azureside import machine_vm_name
+    cfg = {"provisionMode": "aksmachineapi", "clusterName": "harness-cluster", "nodeResourceGroup": "MC_x"}
+    run = SimpleNamespace(cfg=cfg, profile=load_profile("upstream"))
+    got = vm_name_of("default-b7k2q", run)
+    assert got == machine_vm_name(cfg, run.profile, "default-b7k2q") and got.startswith("aks-testmpool-default-b7k2q-")
+    assert got.endswith("-vm") and vm_name_of("default-b7k2q", SimpleNamespace(cfg={})) == "aks-default-b7k2q"

@@ -126,9 +126,13 @@ def test_token_credentials_follow_the_azidentity_the_release_builds_with(tmp_pat
                                   "SIG_SUBSCRIPTION_ID": "sub"}),
 ])
 def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, want):
-    """provider v1.14.0 pkg/operator/options/options_validation.go validateProvisionMode, validateUseSIG."""
+    """provider v1.14.0 pkg/operator/options/options_validation.go validateProvisionMode, validateUseSIG: the
+    mode's environment, and the cluster settings it implies (USE_SIG: aksmachine.cluster_settings, which
+    azureside.cluster_settings adds for both engines)."""
+    from harness.model.labels.aksmachine import cluster_settings
     ep, files = _files(tmp_path)
-    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "provisionMode": mode}
+    cfg = {"region": "eastus", "nodeResourceGroup": "MC_rg", "clusterName": "c", "provisionMode": mode,
+           **cluster_settings(mode)}
     env = settings.controller_env(cfg, ep, files, "sub", files["az_dir"], {"metrics": 1, "health": 2, "probe": 3},
                                   bootstrap="127.0.0.1:8080")
     assert env["PROVISION_MODE"] == mode
@@ -136,13 +140,28 @@ def test_each_provision_mode_gets_what_its_validation_requires(tmp_path, mode, w
     assert not {"NODEBOOTSTRAPPING_SERVER_URL", "AKS_MACHINES_POOL_NAME", "USE_SIG"} - set(want) & set(env)
 
 
-def test_the_pools_aks_labels_are_the_clusters_base_labels():
-    """real-engine.yaml aks_pool_labels: what AKS writes on a machine's node for the cluster, normalized as the
-    provider normalizes them (the cluster label of a resource group no label value can hold)."""
+def test_what_aks_writes_on_a_machines_node_is_the_simulations_rule():
+    """azureside.machine_labeler: fakeazure's AKS writes aksmachine.aks_writes of the cluster's base labels for the
+    NodeClaim's AKSNodeClass (normalized as the provider normalizes them) and the machine's mode."""
     from harness.model.upstream.profile import load_profile
-    labels = settings.aks_pool_labels(load_profile("upstream"), {"nodeResourceGroup": "MC_rg_(prod)", "region": "x",
-                                                                 "vnetGUID": "g", "subnetName": "sn"})
+    from harness.runner.engines.azureside import NODECLAIM_TAG, machine_labeler
+
+    class Cluster:
+        objects = {("NodeClaim", "nc"): {"spec": {"nodeClassRef": {"name": "al"}}},
+                   ("AKSNodeClass", "al"): {"spec": {"imageFamily": "AzureLinux"}}}
+
+        def get(self, kind, name):
+            return self.objects.get((kind, name))
+    cfg = {"nodeResourceGroup": "MC_rg_(prod)", "region": "x", "vnetGUID": "g", "subnetName": "sn"}
+    label = machine_labeler(cfg, load_profile("upstream"), Cluster())
+    labels = label({"mode": "System", "tags": {NODECLAIM_TAG: "nc"}}, None)
     assert labels["kubernetes.azure.com/cluster"] == "MC_rg_-prod-z"
     assert labels["kubernetes.azure.com/azure-cni-overlay"] == "true" and labels["kubernetes.azure.com/network-subnet"] == "sn"
-    assert set(labels) <= set(settings.engine_data()["aks_pool_labels"])
-    assert "kubernetes.azure.com/mode" not in labels and "kubernetes.azure.com/os-sku" not in labels
+    assert labels["kubernetes.azure.com/mode"] == "system" and labels["kubernetes.azure.com/os-sku"] == "AzureLinux"
+    assert labels["kubernetes.azure.com/os-sku-requested"] == "AzureLinux"
+    assert all(k.startswith("kubernetes.azure.com/") for k in labels)
+    assert labels["kubernetes.azure.com/scalesetpriority"] == labels["kubernetes.azure.com/priority"] == "regular"
+    spot = label({"tags": {}, "priority": "Spot", "kubernetes": {"orchestratorVersion": "1.33.2"}}, None)
+    assert spot["kubernetes.azure.com/mode"] == "user" and spot["kubernetes.azure.com/scalesetpriority"] == "spot"
+    assert spot["kubernetes.azure.com/network-stateless-cni"] == "false"        # the version the machine was sent
+

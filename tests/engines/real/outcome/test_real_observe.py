@@ -320,3 +320,15 @@ def test_a_completed_job_pod_is_succeeded_and_counts_for_its_cronjob():
     assert (running.state, running.node) == ("scheduled", "aks-a")
     assert (done.owner_kind, done.owner_name, done.cronjob) == ("Job", "reports-29919435", "reports")
     assert len(r.pods_of("reports")) == 2
+
+
+def test_labels_of_a_machines_bootstrap_are_written_by_aks():
+    """On the AKS Machine API path the label table names AKS as the writer of what its bootstrap carries, as the
+    simulation does (aksmachine.py writer); the kubelet's own labels stay the kubelet's."""
+    from harness.model.labels.aksmachine import writer
+    from harness.runner.engines.real.cluster.kubelet import Bootstrap, KubeletRecord
+    from harness.runner.engines.real.outcome.observe import _provenance
+    rec = KubeletRecord("vm", "vm", Bootstrap({"team": "a"}, {}, aks_made=True, labels_writer=writer()),
+                        self_labels={"kubernetes.io/os": "linux"})
+    got = _provenance({"team": "a", "kubernetes.io/os": "linux"}, rec, {})
+    assert [w.writer for w in got["team"]] == [writer()] and [w.writer for w in got["kubernetes.io/os"]] == ["kubelet"]

@@ -21,7 +21,9 @@ from harness.model.crd.apiversions import to_model_version
 from harness.model.upstream.corebehaviour import CoreBehaviour
 from harness.model.kube.poddefaults import POD_TEMPLATE_HASH, made_from_template
 from harness.model.upstream.profile import Profile
+from harness.model.labels.aksmachine import is_machine_mode
 from harness.model.labels.semantics import semantics_for
+from harness.runner.engines.azureside import machine_vm_name
 from harness.runner.engines.real.cluster import history
 from harness.runner.engines.real.cluster.jobruns import JOB_TRACKING, SEEDED_BY
 from harness.runner.engines.real.outcome.observe import nodepool_decided, scenario_replicasets
@@ -339,8 +341,12 @@ def wait_for(predicate, timeout: float = SEED_TIMEOUT, step=None, poll: float = 
         time.sleep(poll)
 
 
-def vm_name_of(nodeclaim_name: str) -> str:
-    """The VM the provider creates for a NodeClaim (provider v1.14.0 GenerateResourceName: aks-<name>)."""
+def vm_name_of(nodeclaim_name: str, run=None) -> str:
+    """The VM of a NodeClaim: the one the provider creates (provider v1.14.0 GenerateResourceName: aks-<name>),
+    or in a run of an AKS Machine API mode the one AKS makes for its machine (azureside.machine_vm_name)."""
+    cfg = getattr(run, "cfg", None) or {}
+    if is_machine_mode(str(cfg.get("provisionMode") or "")):
+        return machine_vm_name(cfg, run.profile, nodeclaim_name)
     return f"aks-{nodeclaim_name}"
 
 
@@ -759,10 +765,10 @@ def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
         nc = managed_nodeclaim(entry, index, nodepool, run.profile, [it] if it is not None else [], daemonsets)
         unregistered = not entry.get("registered", True)
         launch = _Launch(index, entry, when, nc, unregistered, not unregistered and not entry.get("initialized", True))
-        _hold_kubelet(run.kubelets, launch)
+        _hold_kubelet(run.kubelets, launch, vm_name_of(launch.name, run))
         launching.append(launch)
     # the VM and its NIC share the name (provider v1.14.0 pkg/providers/instance/vminstance.go GenerateResourceName)
-    with run.fake.faults_held(names=[vm_name_of(launch.name).lower() for launch in launching]):
+    with run.fake.faults_held(names=[vm_name_of(launch.name, run).lower() for launch in launching]):
         for launch in launching:
             if launch.when is not None:
                 # the API server's read of the clock is what stamps the creationTimestamp; the controller's is
@@ -785,12 +791,12 @@ def seed_group(run, group: list[tuple[int, dict, history.Instants | None]],
         return side_by_side(lambda launch: _finish_seeded(run, launch, deployments), launching)
 
 
-def _vm_lost(nc: dict, vms: set[str]) -> bool:
+def _vm_lost(nc: dict, vms: set[str], run=None) -> bool:
     """Whether a launched, unregistered NodeClaim's VM is gone from the fake: the provider's instance garbage
     collection took it (_relaunch), and the NodeClaim would wait for core's 15-minute registration timeout."""
     conds = {c["type"]: c.get("status") for c in (nc.get("status") or {}).get("conditions") or []}
     return conds.get("Launched") == "True" and conds.get("Registered") != "True" and \
-        vm_name_of(nc["metadata"]["name"]).lower() not in vms
+        vm_name_of(nc["metadata"]["name"], run).lower() not in vms
 
 
 def _relaunch(run, launch: _Launch) -> bool:
@@ -809,7 +815,7 @@ def _relaunch(run, launch: _Launch) -> bool:
     if not wait_for(lambda: cluster.get("NodeClaim", launch.name) is None, step=run.tend):
         raise RuntimeError(f"given.existingNodes[{launch.index}]: NodeClaim {launch.name} was deleted while "
                            f"seeded and is still there {SEED_TIMEOUT:.0f}s later")
-    run.kubelets.forget(vm_name_of(launch.name))
+    run.kubelets.forget(vm_name_of(launch.name, run))
     if launch.when is not None:
         run.clock_at(launch.when.created, touch=False)
     cluster.create(launch.nc, ADMIN)
@@ -842,10 +848,10 @@ def _hashed_nodepool(run, entry: dict, index: int) -> dict | None:
     return nodepool
 
 
-def _hold_kubelet(kubelets, launch: _Launch) -> None:
-    """What the entry's stand-in kubelet does once its VM runs: boot later (unregistered), register
+def _hold_kubelet(kubelets, launch: _Launch, vm_name: str) -> None:
+    """What the entry's stand-in kubelet does once its VM (`vm_name`) runs: boot later (unregistered), register
     NotReady (uninitialized), or register initialized, as a long-running node is."""
-    vm, entry = vm_name_of(launch.name).lower(), launch.entry
+    vm, entry = vm_name.lower(), launch.entry
     if launch.unregistered:
         kubelets.held.add(vm)              # launched, no Node yet
     elif launch.uninitialized:
@@ -875,7 +881,7 @@ def _await_group(run, launching: list[_Launch]) -> list[_Launch]:
         vms = run.fake.vm_names(run.kubelets.rg)
         for name, launch in waiting.items():
             nc = reads.get("NodeClaim", name)
-            if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp") or _vm_lost(nc, vms):
+            if nc is None or (nc.get("metadata") or {}).get("deletionTimestamp") or _vm_lost(nc, vms, run):
                 gone.append(launch)
                 done.append(name)
             elif launch.reached(nc):
@@ -962,7 +968,7 @@ def not_ready(run, nodeclaim: str, node_name: str, status: str) -> None:
     lifecycle controller then taints it. Neither heals it: node repair (NodeRepair) is what may replace it."""
     from harness.backends.base import NODE_LIFECYCLE, Identity
     from harness.loop.seed import NOT_READY_CONDITION
-    vm = vm_name_of(nodeclaim).lower()
+    vm = vm_name_of(nodeclaim, run).lower()
     run.kubelets.not_ready.add(vm)
     run.kubelets.never_ready.add(vm)
     if status == "Unknown":

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from harness.loop.azure import machine
 from harness.loop.azure.machine import MachineFacts, machine_facts
+from harness.model.labels.writers import KUBELET_NODE_LABELS
 from harness.model.values.resources import parse_resource
 from harness.runner.engines.real.cluster.runclock import CLOCK
 
@@ -41,6 +42,9 @@ class Bootstrap:
     flags: dict[str, str]
     raw_labels: str = ""
     aks_made: bool = False          # AKS wrote it (fakeazure/containerservice/models.py BOOTSTRAP_MARK)
+    # who the label table names as the writer of node_labels: the kubelet's --node-labels, or, on the AKS Machine
+    # API path, AKS (harness/model/labels/aksmachine.py writer, as the simulation names it)
+    labels_writer: str = KUBELET_NODE_LABELS
 
     @property
     def taints(self) -> list[dict]:
@@ -108,7 +112,7 @@ def with_aks_defaults(boot: Bootstrap, facts: MachineFacts, settings: dict) -> B
         r = kube_reserved(facts.vcpus, facts.memory_mib / 1024)
         flags["--kube-reserved"] = f"cpu={r['cpu']}m,memory={r['memory'] // MIB}Mi"
         flags.setdefault("--eviction-hard", f"memory.available<{EVICTION_MEMORY_AVAILABLE // MIB}Mi")
-    return Bootstrap(boot.node_labels, flags, boot.raw_labels, aks_made=True)
+    return Bootstrap(boot.node_labels, flags, boot.raw_labels, aks_made=True, labels_writer=boot.labels_writer)
 
 
 def bootstrap_of(vm_put: dict) -> Bootstrap:
@@ -312,12 +316,16 @@ class Kubelets:
     def _boot(self, vm_name: str, body: dict) -> None:
         from harness.backends.base import APIRejected, Identity
         from harness.model.labels.policy import kubelet_flag_error
+        from harness.model.labels.aksmachine import is_machine_mode
+        from harness.model.labels.aksmachine import writer as aks_writer
         from harness.model.labels.writers import kubelet_self_labels
         size = ((body.get("properties") or {}).get("hardwareProfile") or {}).get("vmSize", "")
         facts = machine_facts(body, self._skus.get(size.lower()))
         try:
             from harness.runner.engines.real.controller.settings import engine_data
             boot = with_aks_defaults(bootstrap_of(body), facts, {**engine_data()["cluster_defaults"], **self.settings})
+            if boot.aks_made and is_machine_mode(str(self.settings.get("provisionMode") or "")):
+                boot.labels_writer = aks_writer()       # AKS writes a machine's Node (aksmachine.py)
         except BootstrapError as e:
             self.records[vm_name] = KubeletRecord(vm_name, facts.hostname or vm_name, Bootstrap({}, {}), refused=str(e))
             return

@@ -98,21 +98,6 @@ def mode_env(mode: str, subscription: str, bootstrap: str | None) -> dict[str, s
     return {k: str(v).format(**values) for k, v in (data["provision_modes"].get(mode) or {}).items()}
 
 
-def aks_pool_labels(profile, settings: dict) -> dict[str, str]:
-    """The labels AKS writes on every node of the machines' pool (real-engine.yaml aks_pool_labels): the
-    profile's base labels for the cluster `settings` describes, computed as the simulation computes them
-    (harness/loop/azure/provider.py label_facts, for a default AKSNodeClass: the keys kept describe the
-    cluster only)."""
-    from harness.loop.azure.provider import label_facts
-    from harness.model.azure.params import ClusterParams, NodeClassParams
-    from harness.model.labels.writers import base_labels
-    data = engine_data()
-    cluster = ClusterParams.from_dict({**data["cluster_defaults"], **settings})
-    facts = label_facts(cluster, settings["nodeResourceGroup"], NodeClassParams(), "amd64")
-    labels = base_labels(profile, facts)
-    return {k: labels[k] for k in data["aks_pool_labels"] if k in labels}
-
-
 def controller_env(settings: dict, endpoints: Endpoints, files: dict[str, Path], subscription: str,
                    az_dir: Path, ports: dict[str, int], feature_gates: dict | None = None,
                    loop: dict | None = None, fqdn: str | None = None, tree: Path | None = None,

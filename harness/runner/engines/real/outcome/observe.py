@@ -29,7 +29,7 @@ from harness.loop.scheduling.volumes import BIND_COMPLETED, volume_mismatch
 from harness.model.crd.apiversions import foreign_nodeclass
 from harness.model.kube.kubetime import parse_rfc3339
 from harness.model.kube.poddefaults import POD_TEMPLATE_HASH
-from harness.model.labels.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET, KUBELET_NODE_LABELS
+from harness.model.labels.writers import CLOUD_NODE_CONTROLLER, KARPENTER_CORE, KUBELET
 from harness.runner.engines.real.outcome import disruptions
 from harness.runner.engines.real.cluster.jobruns import cronjob_of
 from harness.runner.engines.real.cluster.runclock import CLOCK
@@ -867,7 +867,7 @@ def _provenance(node_labels: dict[str, str], rec, claim_labels: dict[str, str]) 
         if k not in rec.bootstrap.node_labels or rec.bootstrap.node_labels[k] == v:
             out.setdefault(k, []).append(LabelWrite(KUBELET, v, ok, note))
     for k, v in rec.bootstrap.node_labels.items():
-        out.setdefault(k, []).append(LabelWrite(KUBELET_NODE_LABELS, v, ok, note))
+        out.setdefault(k, []).append(LabelWrite(rec.bootstrap.labels_writer, v, ok, note))
     for k, v in rec.ccm_labels.items():
         out.setdefault(k, []).append(LabelWrite(CLOUD_NODE_CONTROLLER, v))
     for k, v in rec.csi_labels.items():
