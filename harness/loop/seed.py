@@ -9,9 +9,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from harness.backends.base import ADMIN, NODE_LIFECYCLE, APIRejected, Identity
-from harness.model.kube.kubetime import parse_rfc3339
+from harness.loop.azure.provider import PendingMachine
+from harness.model.kube.kubetime import parse_rfc3339, rfc3339
 from harness.loop.provisioning.nodepool import ready_nodepools
-from harness.model.kube.kubetime import rfc3339
 from harness.loop.lifecycle.hashes import (NODECLASS_HASH, NODECLASS_HASH_VERSION, NODEPOOL_HASH, NODEPOOL_HASH_VERSION,
                                  nodepool_hash, restamps)
 from harness.loop.provisioning.nodeclaimobject import SeedError, refused_because, seeded_nodeclaim, template_for
@@ -142,6 +142,9 @@ def _managed(sim, entry: dict, where: str, templates: _Templates) -> Seeded:
         raise SeedError(where, f"the NodeClaim was refused: {s.result.nodeclaims[-1].rejected}")
     claim = s.claims[-1]
     out = s.provider.create(claim.obj, claim.requirements, claim.nodeclass, claim.nodeclass_name)
+    if isinstance(out, PendingMachine):          # aksmachineapiheaderbatch: a seeded machine is a batch of its own
+        s.provider.flush_batch()
+        out = out.finish()
     if not hasattr(out, "vm_name"):
         raise SeedError(where, f"launching {it.name} failed: {out.reason}: {out.message}")
     sim.launch.populate(claim, out, seeded=True)
