@@ -40,7 +40,7 @@ from harness.model.azure.params import ClusterParams
 from harness.model.upstream.releases import modeled
 from harness.runner.engines.azureside import add_machines_pool, cluster_settings, fake_azure
 from harness.runner.engines.base import Outcome
-from harness.runner.engines.real.outcome import applicability, windows
+from harness.runner.engines.real.outcome import applicability, podevents, windows
 from harness.runner.engines.real.cluster import csi, existing, history, jobruns, verbs
 from harness.runner.engines.real.controller import keeper, scale, settings
 from harness.runner.engines.real.cluster.drain import Drain
@@ -484,6 +484,7 @@ class RealRun:
         self.claims_seen: set[str] = set()
         self.boot_overlapped = False
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
+        self.behind_since: dict[str, float] = {}   # NodeClaim -> when a settle first saw core's bookkeeping behind
         self.ever_evicted = False
         self.restricted = False                    # a `restrict` step changed the fake's catalog
         self.upgraded: str | None = None           # a `cluster` step upgraded the control plane (_upgrade)
@@ -823,6 +824,7 @@ class RealRun:
                  for pod, node, left in drain_waits(self.observer.node_objects, self.observer.pod_objects, CLOCK.now())]
         if self.jobs:
             held += jobruns.unfinished(self.reads.list("Job"), self.observer.pod_objects)
+        held += self._bookkeeping_behind()
         if (self.scenario.given.get("loop") or {}).get("vmDelete") is not None:
             # Azure is still deleting a VM (given.loop.vmDelete), or AKS a machine and its VM (the Machine API modes:
             # fakeazure times machine.delete as vm.delete): the provider's Delete waits on it, and so does core
@@ -841,6 +843,18 @@ class RealRun:
                  for p in self.observer.pod_objects
                  if (p.get("spec") or {}).get("nodeName") and p["spec"]["nodeName"] not in nodes]
         return tuple(held)
+
+    def _bookkeeping_behind(self) -> list[str]:
+        """podevents.behind on the live NodeClaims, each line held at most BOOKKEEPING_HOLD_SECONDS (wall) from
+        when a settle first saw it: a stamp that never comes (a controller without podevents) is not waited
+        for past that."""
+        live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
+        since = getattr(self, "run_start", None) or EPOCH
+        lines = podevents.behind(live, self.reads.list("NodePool"), self.observer.pod_objects, CLOCK.now(), since)
+        now = time.monotonic()
+        first = self.behind_since
+        self.behind_since = {k: first.get(k, now) for k in (line.split(":", 1)[0] for line in lines)}
+        return [line for line in lines if now - self.behind_since[line.split(":", 1)[0]] < BOOKKEEPING_HOLD_SECONDS]
 
     def _settle_once(self, until: str | None = None):
         start = time.monotonic()
@@ -1421,6 +1435,10 @@ class RealRun:
         shutil.copyfile(self.kept.log, keep / "controller.log")
         print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
 
+
+# how long (wall seconds) a settle waits for core's pod-event bookkeeping on one NodeClaim (podevents.py): it
+# lands within a second when the controller runs it at all (harness assumption, from runs on a loaded machine)
+BOOKKEEPING_HOLD_SECONDS = 20.0
 
 # a controller that exits by itself this many times in a row, each within the kubelet's back-off, is in a crash
 # loop (harness assumption: a cluster shows CrashLoopBackOff from the second; the third rules out a one-off such

@@ -1,0 +1,70 @@
+"""What core's pod-event bookkeeping has yet to do on the cluster as it is: a NodeClaim whose Node saw a pod go
+terminating or terminal that its `status.lastPodEventTime` does not show yet, or that is still Consolidatable
+inside its consolidateAfter window. The real engine holds a settle on these before its clock jumps on.
+
+Why: core's emptiness command waits 15 s before it executes and then checks its candidates again
+(sigs.k8s.io/karpenter v1.14.0 pkg/controllers/disruption/validation.go EmptinessValidator.Validate), so that a
+pod event the podevents controller was still writing (it stamps at most every 10 s: nodeclaim/podevents
+controller.go dedupeTimeout) clears Consolidatable first (nodeclaim/disruption/consolidation.go). A jump of the
+run's clock fires that 15 s wait at once: on a loaded machine the check then read a stale Consolidatable and the
+node whose last pod had just gone was deleted as Empty minutes early (scenarios/workloads/dumped-jobs).
+"""
+from __future__ import annotations
+
+from harness.runner.engines.real.outcome.windows import _condition, _duration, _time
+
+DEDUPE_SECONDS = 10.0      # core v1.14.0 nodeclaim/podevents/controller.go dedupeTimeout
+# how far a stamp may lag the event it answers and still be its stamp (podevents stamps its own clock's now,
+# read a moment after the event): harness assumption, the clock file's 10 ms reads and a loaded machine
+STAMP_SLACK = 0.5
+DAEMONSET = "DaemonSet"
+
+
+def _event_time(pod: dict) -> float | None:
+    """When a bound pod last did what podevents stamps for (core v1.14.0 podevents Register: went terminating
+    or terminal; a bind is stamped as it happens, by the scheduler's write): its deletionTimestamp, else the
+    latest finishedAt of its containers once the pod is Succeeded or Failed. None: neither."""
+    meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+    times = [_time(meta.get("deletionTimestamp"))]
+    if status.get("phase") in ("Succeeded", "Failed"):
+        times += [_time(((c.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+                  for c in status.get("containerStatuses") or []]
+    return max((t for t in times if t is not None), default=None)
+
+
+def behind(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict], now: float,
+           since: float) -> list[str]:
+    """Why core's bookkeeping is behind, one line per NodeClaim, for the live, not deleting NodeClaims of
+    `nodeclaims`: a pod event on its Node after `since` (the run's clock: what this run did, not a dump's
+    history) and more than DEDUPE_SECONDS after its lastPodEventTime, or Consolidatable True while
+    lastPodEventTime (else its initialization) plus its NodePool's consolidateAfter is still ahead of `now`."""
+    after = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
+             for np in nodepools}
+    on_node: dict[str, float] = {}
+    for pod in pods:
+        spec = pod.get("spec") or {}
+        if not spec.get("nodeName") or any(o.get("kind") == DAEMONSET
+                                           for o in (pod.get("metadata") or {}).get("ownerReferences") or ()):
+            continue
+        t = _event_time(pod)
+        if t is not None and since < t <= now:
+            on_node[spec["nodeName"]] = max(t, on_node.get(spec["nodeName"], t))
+    out = []
+    for nc in nodeclaims:
+        meta, status = nc.get("metadata") or {}, nc.get("status") or {}
+        if meta.get("deletionTimestamp") or _condition(nc, "Initialized").get("status") != "True" or \
+                str(nc.get("apiVersion") or "").endswith("/v1beta1"):      # no podevents before core v1.0
+            continue
+        name, stamped = meta["name"], _time(status.get("lastPodEventTime"))
+        event = on_node.get(status.get("nodeName") or "")
+        if event is not None and (stamped is None or stamped + DEDUPE_SECONDS + STAMP_SLACK < event):
+            out.append(f"NodeClaim {name}: a pod event on its Node {now - event:.1f}s ago that core's podevents has "
+                       "not stamped as lastPodEventTime yet")
+            continue
+        window = after.get((meta.get("labels") or {}).get("karpenter.sh/nodepool"))
+        start = stamped if stamped is not None else _time(_condition(nc, "Initialized").get("lastTransitionTime"))
+        if window is not None and start is not None and _condition(nc, "Consolidatable").get("status") == "True" \
+                and start + window > now + STAMP_SLACK:
+            out.append(f"NodeClaim {name}: Consolidatable inside its consolidateAfter window (for "
+                       f"{start + window - now:.1f}s more); core's nodeclaim disruption has not cleared it yet")
+    return out
