@@ -484,7 +484,9 @@ class RealRun:
         self.claims_seen: set[str] = set()
         self.boot_overlapped = False
         self.evicted: dict[str, str] = {}          # NodeClaim of an evicted VM -> its VM, until it is gone
-        self.behind_since: dict[str, float] = {}   # NodeClaim -> when a settle first saw core's bookkeeping behind
+        # core's pod-event bookkeeping behind (podevents.py): NodeClaim, or pod, -> when a poll first saw it so
+        self.behind_since: dict[str, float] = {}
+        self.unstamped_since: dict[tuple[str, str], float] = {}
         self.ever_evicted = False
         self.restricted = False                    # a `restrict` step changed the fake's catalog
         self.upgraded: str | None = None           # a `cluster` step upgraded the control plane (_upgrade)
@@ -796,7 +798,7 @@ class RealRun:
         self._alive()
         self.kubelets.step()
         self.observer.poll()
-        existing.finish_terminating_pods(self.cluster, self.observer.pod_objects)
+        existing.finish_terminating_pods(self.cluster, self.observer.pod_objects, keep=self._unstamped_pods())
         self.kubelets.run_pods(self.observer.pod_objects)
         if self.jobs:
             self.kubelets.finish_jobs(self.observer.pod_objects, self.reads.list("Job"))
@@ -844,17 +846,37 @@ class RealRun:
                  if (p.get("spec") or {}).get("nodeName") and p["spec"]["nodeName"] not in nodes]
         return tuple(held)
 
+    def _live_claims(self) -> list[dict]:
+        return [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
+
+    @staticmethod
+    def _since_first(seen: dict, keys: list, cap: float) -> set:
+        """Of `keys`, those first seen (kept in `seen`, wall clock; keys no longer given are forgotten) less
+        than `cap` seconds ago."""
+        now, first = time.monotonic(), dict(seen)
+        seen.clear()
+        seen.update({k: first.get(k, now) for k in keys})
+        return {k for k in keys if now - seen[k] < cap}
+
+    def _unstamped_pods(self) -> frozenset[tuple[str, str]]:
+        """The deleted pods the kubelet stand-in leaves terminating until core's podevents has stamped their
+        delete (podevents.unstamped), each at most KUBELET_HOLD_SECONDS: a real kubelet's graceful stop takes
+        that long and more, and a pod gone before podevents' turn is never stamped."""
+        keys = podevents.unstamped(self._live_claims(), self.observer.pod_objects, self._since())
+        return frozenset(self._since_first(self.unstamped_since, keys, KUBELET_HOLD_SECONDS))
+
     def _bookkeeping_behind(self) -> list[str]:
-        """podevents.behind on the live NodeClaims, each line held at most BOOKKEEPING_HOLD_SECONDS (wall) from
-        when a settle first saw it: a stamp that never comes (a controller without podevents) is not waited
-        for past that."""
-        live = [self.observer.claims[n] for n in sorted(self.observer.live) if n in self.observer.claims]
-        since = getattr(self, "run_start", None) or EPOCH
-        lines = podevents.behind(live, self.reads.list("NodePool"), self.observer.pod_objects, CLOCK.now(), since)
-        now = time.monotonic()
-        first = self.behind_since
-        self.behind_since = {k: first.get(k, now) for k in (line.split(":", 1)[0] for line in lines)}
-        return [line for line in lines if now - self.behind_since[line.split(":", 1)[0]] < BOOKKEEPING_HOLD_SECONDS]
+        """podevents.behind on the live NodeClaims, each line held at most BOOKKEEPING_HOLD_SECONDS from when a
+        poll first saw it: a stamp that never comes is not waited for past that."""
+        lines = podevents.behind(self._live_claims(), self.reads.list("NodePool"), self.observer.pod_objects,
+                                 CLOCK.now(), self._since())
+        keep = self._since_first(self.behind_since, [line.split(":", 1)[0] for line in lines],
+                                 BOOKKEEPING_HOLD_SECONDS)
+        return [line for line in lines if line.split(":", 1)[0] in keep]
+
+    def _since(self) -> float:
+        """Where this run's own pod events start on its clock (a dump's history is before it)."""
+        return getattr(self, "run_start", None) or EPOCH
 
     def _settle_once(self, until: str | None = None):
         start = time.monotonic()
@@ -1436,9 +1458,11 @@ class RealRun:
         print(f"karpenter-harness: kept real-engine work dir {keep}", file=sys.stderr)
 
 
-# how long (wall seconds) a settle waits for core's pod-event bookkeeping on one NodeClaim (podevents.py): it
-# lands within a second when the controller runs it at all (harness assumption, from runs on a loaded machine)
+# how long (wall seconds) a settle waits on core's pod-event bookkeeping for one NodeClaim, and the kubelet
+# stand-in leaves a deleted pod terminating for podevents to stamp it (podevents.py): either lands within a
+# second when the controller gets to it at all (harness assumption, from runs on a loaded machine)
 BOOKKEEPING_HOLD_SECONDS = 20.0
+KUBELET_HOLD_SECONDS = 5.0
 
 # a controller that exits by itself this many times in a row, each within the kubelet's back-off, is in a crash
 # loop (harness assumption: a cluster shows CrashLoopBackOff from the second; the third rules out a one-off such

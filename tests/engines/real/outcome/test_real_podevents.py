@@ -32,8 +32,10 @@ def _behind(claims, pods, now, since=0, pools=None):
 POOLS = [{"metadata": {"name": "default"}, "spec": {"disruption": {"consolidateAfter": "5m"}}}]
 
 
-def _terminating(at: float, owner: str = "Job") -> dict:
-    return {"metadata": {"name": "export-m2p9q", "deletionTimestamp": _ts(at),
+def _terminating(at: float, owner: str = "Job", grace: int = 30) -> dict:
+    # the API server writes deletionTimestamp as the delete's time plus the grace period
+    return {"metadata": {"name": "export-m2p9q", "deletionTimestamp": _ts(at + grace),
+                         "deletionGracePeriodSeconds": grace,
                          "ownerReferences": [{"kind": owner, "name": "export"}]},
             "spec": {"nodeName": "aks-default-b7k2q"}, "status": {"phase": "Running"}}
 
@@ -78,3 +80,11 @@ def test_what_is_not_podevents_business_does_not_hold():
     # consolidateAfter Never: no window to be inside of
     never = [{"metadata": {"name": "default"}, "spec": {"disruption": {"consolidateAfter": "Never"}}}]
     assert _behind([_claim(pod_event=1200, consolidatable=True)], [], 1201, pools=never) == []
+
+
+def test_the_kubelet_stand_in_keeps_an_unstamped_delete_terminating():
+    claim, pod = _claim(pod_event=600, consolidatable=True), _terminating(1200)
+    assert podevents.unstamped([claim], [pod], T0) == [("default", "export-m2p9q")]
+    assert podevents.unstamped([_claim(pod_event=1200)], [pod], T0) == []
+    assert podevents.unstamped([claim], [pod], T0 + 1300) == []           # deleted before the run: a dump's
+    assert podevents.unstamped([claim], [_succeeded(1200)], T0) == []     # not deleted: nothing to hold

@@ -980,15 +980,18 @@ def not_ready(run, nodeclaim: str, node_name: str, status: str) -> None:
                                                             sub="status"))
 
 
-def finish_terminating_pods(cluster, pods: list[dict], now: float | None = None) -> None:
+def finish_terminating_pods(cluster, pods: list[dict], now: float | None = None,
+                            keep: frozenset[tuple[str, str]] = frozenset()) -> None:
     """The kubelet's part of a graceful delete: a pod with a deletionTimestamp on a node is removed
     (a delete with grace period 0) once its containers stop, at harness/model/kube/podtermination.py stops_at
     (at once without a preStop sleep; the simulated loop's kubelet reads the same rule). Called every poll:
-    `pods` as the observer last listed them, `now` the run's instant (the API server's clock: runclock.py)."""
+    `pods` as the observer last listed them, `now` the run's instant (the API server's clock: runclock.py);
+    `keep`: (namespace, name) of pods left terminating for now (outcome/podevents.py unstamped)."""
     now = CLOCK.now() if now is None else now
     for p in pods:
         stop = podtermination.stops_at(p)
-        if stop is not None and stop <= now and (p.get("spec") or {}).get("nodeName"):
+        if stop is not None and stop <= now and (p.get("spec") or {}).get("nodeName") and \
+                (p["metadata"].get("namespace") or "default", p["metadata"]["name"]) not in keep:
             try:
                 cluster.delete("Pod", p["metadata"]["name"], p["metadata"].get("namespace"))
             except APIRejected as e:
