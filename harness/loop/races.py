@@ -55,6 +55,10 @@ RACES = (
     # command's nodes gone while the nominations its start set hold (Simulation._hold_nominations). Last, so the
     # draws of the races above stay as they were
     Race("nextCommand", "afterDrain", "raced"),
+    # a failed replacement's candidates are still marked for deletion when Karpenter's provisioner runs a round,
+    # which launches a node for their pods (loop/disruption/orchestration.py Orchestration._fail). After
+    # nextCommand, so the draws of the races above stay as they were
+    Race("replacementFailure", "untaintFirst", "raced"),
 )
 
 

@@ -129,6 +129,10 @@ class SimConfig:
     # placed the evicted pods (Simulation._terminating, _pass_before_binding; loop/lifecycle/nodetermination.py), and a
     # delete command's nominations held until its nodes are gone, in a seeded choice (_hold_nominations)
     next_command: str = "afterDrain"
+    # "untaintFirst" (default): a command whose replacement NodeClaim was deleted untaints its candidates before
+    # Karpenter's provisioner runs again; "raced": in a seeded choice per such command, a provisioning round
+    # runs first, while the candidates are still marked for deletion (loop/disruption/orchestration.py _fail)
+    replacement_failure: str = "untaintFirst"
     feature_gates: dict = field(default_factory=dict)      # Karpenter's --feature-gates (SpotToSpotConsolidation)
     # "retail": the public cloud's Retail Prices API (the fake's price service); "compiled-in": the
     # release's own table, spot = on-demand (harness/loop/azure/provider.py AzureProvider.prices)

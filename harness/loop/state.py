@@ -96,6 +96,8 @@ class LoopState:
     # right after a drain's evictions (and validates before kube-scheduler tried them)
     termination_spread_rng = SeededStream("termination-spread")
     next_command_rng = SeededStream("next-command")
+    # given.loop.replacementFailure raced: whether a provisioning round runs before a failed command untaints
+    replacement_failure_rng = SeededStream("replacement-failure")
     preemption_rng = SeededStream("preemption")          # the preemption dry run's offset among the Nodes
 
     def __init__(self, cfg: "SimConfig", cluster: Cluster, fake, provider: AzureProvider, clock: SimClock,

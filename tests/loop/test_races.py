@@ -32,7 +32,7 @@ def test_later_runs_draw_a_seeded_subset_and_never_a_key_the_scenario_sets():
     for k in range(30):
         assert not set(races.draw(pinned, k, k)) & set(pinned)
     assert [r.key for r in races.open_races(pinned)] == ["podsArrive", "controllerPods", "launches", "rolloutPods",
-                                                           "nextCommand"]
+                                                           "nextCommand", "replacementFailure"]
 
 
 def test_a_race_named_alone_is_explored_on_its_own_unless_the_scenario_sets_it():

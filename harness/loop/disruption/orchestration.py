@@ -28,6 +28,7 @@ from harness.loop.state import Claim, LoopState
 from harness.loop.disruption.memory import Command, Replacement
 
 MIN_RETRY_DURATION = 600.0              # queue.go minRetryDuration (retryDurationScale x commands, clamped)
+REPLACEMENT_DELETED = "replacement was deleted"     # queue.go waitOrTerminate's error for a replacement gone
 
 
 def title(reason: str) -> str:
@@ -173,7 +174,7 @@ class Orchestration:
                 continue
             claim = s.claim_by_name(r.name)
             if claim is None or claim.done:
-                return self._fail(cmd, "replacement was deleted")
+                return self._fail(cmd, REPLACEMENT_DELETED)
             rec.publish("NodeClaim", r.name, "DisruptionLaunching", f"Launching NodeClaim: {event_reason(cmd, how)}",
                         (r.name, cmd.reason))
             if not claim.initialized:
@@ -205,6 +206,15 @@ class Orchestration:
     def _fail(self, cmd: Command, why: str) -> bool:
         s = self.state
         s.trace(f"disruption command {cmd.uuid} failed: {why}")
+        if why == REPLACEMENT_DELETED and s.cfg.replacement_failure == "raced" and \
+                s.replacement_failure_rng.random() < 0.5:
+            # core's queue sees the deletion at its next requeue (sigs.k8s.io/karpenter v1.14.0
+            # pkg/controllers/disruption/queue.go Reconcile: queueBaseDelay 1 s); a provisioning batch closing
+            # before it still finds the candidates marked for deletion and plans their pods
+            # (provisioner.go Schedule: deletingNodePods) - given.loop.replacementFailure, docs/races.md
+            s.trace(f"disruption command {cmd.uuid}: a provisioning round before the queue untaints its candidates "
+                    "(replacementFailure: raced)")
+            self.provisioner.reconcile()
         if s.decisions.enabled:
             s.decide("disruption", "command-failed", f"NodeClaim/{cmd.candidates[0]}",
                      f"{cmd.reason}/{cmd.decision} command {cmd.uuid} on [{', '.join(cmd.candidates)}] failed: {why}; "

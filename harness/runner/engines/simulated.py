@@ -133,6 +133,7 @@ class SimulatedRun:
             controller_pods=str(loop_cfg.get("controllerPods", "first")),
             rollout_pods=str(loop_cfg.get("rolloutPods", "after")),
             next_command=str(loop_cfg.get("nextCommand", "afterDrain")),
+            replacement_failure=str(loop_cfg.get("replacementFailure", "untaintFirst")),
             feature_gates=dict(scenario.given.get("featureGates") or {}),
             pricing=str(scenario.given.get("pricing", "retail")),
             horizon=scenario_duration(loop_cfg["horizon"]) if "horizon" in loop_cfg else None,
