@@ -395,11 +395,12 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
 
 
 def unread_facts(scenario: Scenario, outcome) -> frozenset[str]:
-    """The provider facts the run's instance-type builds note (harness/model/upstream/factreads.py) and never noted: no
-    value of any of them changes the run, so a counterfactual setting only these is this run. Not the quota
-    gate when the scenario's expectations may read the Azure requests (its read is a request of its own)."""
+    """The facts a run notes where they read (harness/model/upstream/factreads.py NOTED: provider facts by the
+    instance-type builds, core's two probes by the requirement algebra) that this run never noted: no value of
+    any of them changes the run, so a counterfactual setting only these is this run. Not the quota gate when the
+    scenario's expectations may read the Azure requests (its read is a request of its own)."""
     from harness.model.upstream.factreads import NOTED, QUOTA_GATES
-    noted = set(getattr(outcome.final, "provider_consulted", None) or ())
+    noted = set(getattr(outcome.final, "facts_consulted", None) or ())
     unread = {f for f in NOTED if f not in noted}
     if _names_key((scenario.expect, scenario.expect_by_profile, scenario.steps), "azure"):
         unread.discard(QUOTA_GATES)
@@ -457,7 +458,9 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
     out.suspects = suspects_of(outcome)
     if not out.suspects:
         return out
-    units = units_of(profile, out.suspects)
+    # a unit of facts the run never noted is cleared without a run: with it set, the run is this one
+    unread = unread_facts(scenario, outcome)
+    units = [u for u in units_of(profile, out.suspects) if not set(u) <= unread]
     newest = {f: newest_value(f) for f in out.suspects}
     base = Trial.of(outcome)
     trials: dict[frozenset, Trial] = {}
@@ -469,11 +472,7 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
         gc.collect()           # the run's cluster, fake and result go before the next is made
         return t
 
-    unread = unread_facts(scenario, outcome)
-
     def run(facts: frozenset) -> Trial:
-        if facts and facts <= unread:
-            return base            # no build read them where they answer otherwise: the run would be this one
         if facts not in trials:
             out.runs += 1
             trials[facts] = trial(execute_guarded(engine, with_knobs(scenario, {f: newest[f] for f in facts}),

@@ -283,7 +283,7 @@ def test_provider_facts_no_build_read_are_cleared_without_a_run(cluster, monkeyp
     sc = load_scenarios(CORE / "drift-empty-node.scenario.yaml")[0]
     engine = get_engine("simulated")
     outcome = execute(engine, sc, "v1.12.0", cluster)
-    assert outcome.final.provider_consulted == []
+    assert outcome.final.facts_consulted == []
     unread = deciding.unread_facts(sc, outcome)
     assert unread == set(NOTED)
     ran: list[set[str]] = []

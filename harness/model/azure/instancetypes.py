@@ -32,6 +32,8 @@ from harness.model.labels.wellknown import CAPACITY_TYPE, CAPACITY_TYPES, ON_DEM
 
 # pricing.MissingPrice (provider v1.14.0 pkg/providers/pricing/pricing.go)
 MISSING_PRICE = 999.0
+# an instance type's requirements that follow its available offerings (_offered), not the SKU alone
+OFFERING_KEYS = frozenset({ZONE, CAPACITY_TYPE, PLACEMENT_SCOPE, ULTRA_SSD})
 
 
 @dataclass(eq=False)
