@@ -398,11 +398,15 @@ def unread_facts(scenario: Scenario, outcome) -> frozenset[str]:
     """The facts a run notes where they read (harness/model/upstream/factreads.py NOTED: provider facts by the
     instance-type builds, core's two probes by the requirement algebra) that this run never noted: no value of
     any of them changes the run, so a counterfactual setting only these is this run. Not the quota gate when the
-    scenario's expectations may read the Azure requests (its read is a request of its own)."""
+    scenario's expectations may read the Azure requests (its read is a request of its own), nor a fact noted for
+    sizes no NodePool took when they read the list of instance types."""
     from harness.model.upstream.factreads import NOTED, QUOTA_GATES
     noted = set(getattr(outcome.final, "facts_consulted", None) or ())
+    expects = (scenario.expect, scenario.expect_by_profile, scenario.steps)
+    if _names_key(expects, "instanceTypes") or _names_key(expects, "instanceTypeCount"):
+        noted |= set(getattr(outcome.final, "facts_listed_only", None) or ())
     unread = {f for f in NOTED if f not in noted}
-    if _names_key((scenario.expect, scenario.expect_by_profile, scenario.steps), "azure"):
+    if _names_key(expects, "azure"):
         unread.discard(QUOTA_GATES)
     return frozenset(unread)
 

@@ -24,9 +24,14 @@ SIMULATION_KEYS = "core.schedulingSimulationKeys"
 # the CSI driver's zone "" read as "0" (github.com/Azure/karpenter-provider-azure v1.14.2
 # pkg/utils/zones/normalization.go RegisterCSIZoneNormalization)
 LABEL_VALUES = "core.normalizedLabelValues"
-# the facts a build notes, then those the requirement algebra notes; any other fact is taken as read wherever
-# it differs
-NOTED = (SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES, QUOTA_GATES, UNKNOWN_SKUS, SIMULATION_KEYS, LABEL_VALUES)
+# read by core's node health controller only, which runs with the NodeRepair gate on (harness/loop/lifecycle/health.py)
+REPAIR_POLICIES = "provider.repairPolicies"
+# read only where a NodeClaim's AKS machine is named (the AKS Machine API modes: harness/loop/azure/provider.py)
+MACHINE_NAME_LENGTH = "provider.aksMachine.nameMaxLength"
+# the facts a build notes, those the requirement algebra notes, then the two read by one controller each; any
+# other fact is taken as read wherever it differs
+NOTED = (SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES, QUOTA_GATES, UNKNOWN_SKUS, SIMULATION_KEYS, LABEL_VALUES,
+         REPAIR_POLICIES, MACHINE_NAME_LENGTH)
 # the facts that change a size's offerings alone (its availability, and the zones and capacity types that follow)
 SIZED = (SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES)
 NOT_KNOWN_REASON = "not in known SKUs"      # the drop unknownSKUPolicy `exclude` makes (azure/staticpart.py)
