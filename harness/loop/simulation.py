@@ -275,13 +275,16 @@ class Simulation:
         """The facts the run noted (harness/model/upstream/factreads.py), a size's offerings counted where a
         NodePool (nodepool.py take_sizes) or a NodeClaim of the run could take the size or a Node held it; and
         those noted only for sizes none could (RunResult.facts_listed_only)."""
-        reads = self.state.provider.fact_reads
+        reads, probes = self.state.provider.fact_reads, self.state.sem.reads
         for c in result.nodeclaims:
             text = json.dumps(c.requirements, sort_keys=True)
             if text not in reads.takers:
                 reads.take(text, Requirements.from_node_selector_terms(c.requirements, self.state.sem))
         held = {n.instance_type for n in result.nodes} | {c.labels.get(INSTANCE_TYPE) or "" for c in result.nodeclaims}
-        return reads.consulted(held)
+        if probes.every_size:
+            reads.read_every_size()
+        facts, listed_only = reads.consulted(held)
+        return [*facts, *probes.noted], listed_only
 
     def templates(self, record: bool = True) -> list[Template]:
         """The NodeClaimTemplates a provisioning pass builds now (Provisioner.templates);

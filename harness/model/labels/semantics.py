@@ -33,11 +33,11 @@ class Semantics:
     either_mapped_values: Mapping[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
     reads: FactReads | None = field(default=None, compare=False, repr=False)     # a run's (for_run)
 
-    def for_run(self, reads: FactReads | None = None) -> "Semantics":
-        """A copy that notes the probes' reads for one run in `reads` (the run's notes; new ones by default): a
-        Semantics cached across runs must not carry one run's notes into another, nor a requirement cached by
-        an earlier run hide a note."""
-        return dataclasses.replace(self, reads=FactReads() if reads is None else reads)
+    def for_run(self) -> "Semantics":
+        """A copy that notes the probes' reads for one run (`reads`): a Semantics cached across runs must not carry
+        one run's notes into another, nor a requirement cached by an earlier run hide a note. (LabelRequirements
+        holds a run's copy after the run: `reads` holds nothing of the run but its notes.)"""
+        return dataclasses.replace(self, reads=FactReads())
 
     def normalize_key(self, key: str) -> str:
         """core NormalizedLabels (sigs.k8s.io/karpenter v1.14.0 pkg/apis/v1/labels.go)
@@ -60,9 +60,11 @@ class Semantics:
     def note_keys(self, keys: Iterable[str]) -> None:
         """Where a pod's, volume's or NodePool's requirement, a NodePool's label or a topology key names a key
         either value of core.schedulingSimulationKeys adds to every NodeClaim template: there the two values
-        answer otherwise (nowhere else: the keys are taken off the NodeClaim again, and no label resolves from
-        them). A Node's own labels are no such place."""
-        if self.reads is not None and self.either_simulation_keys and not self.either_simulation_keys.isdisjoint(keys):
+        answer otherwise (elsewhere only in a message that prints the requirements, note_filter_message: the keys
+        are taken off the NodeClaim again, and no label resolves from them). A Node's own labels are no such
+        place."""
+        either = self.either_simulation_keys
+        if self.reads is not None and either and not either.isdisjoint(keys):
             self.reads.note(SIMULATION_KEYS)
 
     def note_filter_message(self) -> None:
@@ -84,6 +86,6 @@ def semantics_for(profile: str | Profile) -> Semantics:
         inclusive_bounds=p.inclusive_bounds,
         normalized_labels=p.normalized_labels,
         normalized_label_values=p.normalized_label_values,
-        either_simulation_keys=frozenset(p.scheduling_simulation_keys) | frozenset(newest.scheduling_simulation_keys),
+        either_simulation_keys=frozenset((*p.scheduling_simulation_keys, *newest.scheduling_simulation_keys)),
         either_mapped_values={k: frozenset(v for t in tables for v in t.get(k, {})) for t0 in tables for k in t0},
     )
