@@ -396,7 +396,8 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
 
 def unread_facts(scenario: Scenario, outcome) -> frozenset[str]:
     """The facts a run notes where they read (harness/model/upstream/factreads.py NOTED: provider facts by the
-    instance-type builds, core's two probes by the requirement algebra) that this run never noted: no value of
+    instance-type builds, core's two probes by the requirement algebra, two more by the one controller that reads
+    each) that this run never noted: no value of
     any of them changes the run, so a counterfactual setting only these is this run. Not the quota gate when the
     scenario's expectations may read the Azure requests (its read is a request of its own), nor a fact noted for
     sizes no NodePool took when they read the list of instance types."""
@@ -435,9 +436,9 @@ def looked_for(engine, profile: str, outcome) -> str | None:
 def estimate(engine, scenario: Scenario, profile: str, outcome) -> str | None:
     """What looking for the deciders of `outcome` will cost, said before a long run (None: nothing is run).
     One run again when the release decided nothing; about two more per unit that decides; at worst about
-    twice per unit (a unit: one core switch, or the facts of one provider change; a unit of facts no
-    instance-type build read is cleared without a run, as decide clears it). The runs are whole runs of the
-    scenario: docs/architecture/runner.md says why none of them is shorter."""
+    twice per unit (a unit: one core switch, or the facts of one provider change; a unit of facts the run never
+    noted is cleared without a run, as decide clears it). The runs are whole runs of the scenario:
+    docs/architecture/runner.md says why none of them is shorter."""
     if looked_for(engine, profile, outcome) is not None:
         return None
     unread = unread_facts(scenario, outcome)
