@@ -2,14 +2,13 @@
 
 Core switches remember their reads (harness/model/upstream/corebehaviour.py SwitchValues); provider facts and
 core's probes are read through the profile, so harness/why/deciding.py had to run the scenario again to clear any
-of them. Four provider facts act only on what one instance-type build makes of each SKU
-(harness/model/azure/instancetypes.py), and whether their value matters there is a property of that SKU alone: a
-SKU with both prices does not care whether an offering needs a price; and two of them change only a size's
-offerings, which matter only where a NodePool or NodeClaim of the run can take the size. Two core probes act only on requirements
-that name their keys or values (harness/model/labels/semantics.py Semantics.note_keys, normalize_values). A run
-notes each such fact where the answer would differ; a fact a whole run never noted is one no value of it could
-have changed, so a counterfactual setting only such facts runs exactly as the run did, and is not run
-(docs/architecture/runner.md, `harness/why/deciding.py`). Over-noting is allowed and costs only a counterfactual run.
+of them. Some act in one place only, and the run notes them there: four provider facts in what an instance-type
+build makes of each SKU (harness/model/azure/instancetypes.py; two of them change only a size's offerings, which
+matter only where a NodePool or NodeClaim of the run can take the size), core's two probes in requirements that
+name their keys or values (harness/model/labels/semantics.py), two provider facts in the one controller that
+reads each. A fact a whole run never noted is one no value of it could have changed, so a counterfactual leaves
+it out (docs/architecture/runner.md, `harness/why/deciding.py`). Over-noting is allowed and costs only a
+counterfactual run; under-noting would be a wrong answer.
 """
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ SIMULATION_KEYS = "core.schedulingSimulationKeys"
 # the CSI driver's zone "" read as "0" (github.com/Azure/karpenter-provider-azure v1.14.2
 # pkg/utils/zones/normalization.go RegisterCSIZoneNormalization)
 LABEL_VALUES = "core.normalizedLabelValues"
-# read by core's node health controller only, which runs with the NodeRepair gate on (harness/loop/lifecycle/health.py)
+# read by core's node health controller only, run with the NodeRepair gate on (harness/loop/lifecycle/health.py)
 REPAIR_POLICIES = "provider.repairPolicies"
 # read only where a NodeClaim's AKS machine is named (the AKS Machine API modes: harness/loop/azure/provider.py)
 MACHINE_NAME_LENGTH = "provider.aksMachine.nameMaxLength"

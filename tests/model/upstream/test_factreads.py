@@ -79,7 +79,8 @@ def test_a_size_no_nodepool_takes_is_not_noted():
     spot = {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}
     zone = {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["eastus-9"]}
     assert _taking(_reads(skus, prices=prices), spot, zone)[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
-    assert _taking(_reads(skus, prices=prices), {**family, "values": ["D"]})[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
+    d_family = {**family, "values": ["D"]}
+    assert _taking(_reads(skus, prices=prices), d_family)[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
     # a Node holding the size, or a reader of every size (a NodeOverlay), notes them too
     assert _reads(skus, prices=prices).consulted(["Standard_D2s_v3"])[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
     reads = _reads(skus, prices=prices)
