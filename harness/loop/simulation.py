@@ -283,7 +283,7 @@ class Simulation:
         held = {n.instance_type for n in result.nodes} | {c.labels.get(INSTANCE_TYPE) or "" for c in result.nodeclaims}
         if probes.every_size:
             reads.read_every_size()
-        facts, listed_only = reads.consulted(held)
+        facts, listed_only = reads.consulted(itmod.size_taken(reads.takers.values(), held))
         return [*facts, *probes.noted], listed_only
 
     def templates(self, record: bool = True) -> list[Template]:

@@ -151,6 +151,18 @@ def _price_lookup(prices: PriceSource) -> Callable[[str, str], float | None]:
     return lookup
 
 
+def size_taken(takers: Iterable[Requirements], held: Iterable[str]) -> Callable[[StaticPart], bool]:
+    """Whether a NodePool's or NodeClaim's requirements (`takers`) take a static part, or a Node holds its size
+    (`held`, their names): the takers intersect its own requirements (core Requirements.Intersects). Its zones,
+    capacity types and the rest of OFFERING_KEYS follow its available offerings, so they are not its own and keep
+    no size out (harness/model/upstream/factreads.py ProviderReads.consulted)."""
+    takers, held = list(takers), frozenset(held)
+
+    def taken(st: StaticPart) -> bool:
+        return st.name in held or any(Requirements.of(dict(st.base)).intersects_ok(r) for r in takers)
+    return taken
+
+
 # -- the build ----------------------------------------------------------------------------------
 def build_instance_types(
     skus: Sequence[Mapping],

@@ -12,7 +12,7 @@ counterfactual run; under-noting would be a wrong answer.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Mapping
 
 SPOT_NEEDS_LOW_PRIORITY = "provider.offerings.spotRequiresLowPriorityCapable"
 PRICE_GATES = "provider.offerings.availabilityRequiresPrice"
@@ -94,20 +94,14 @@ class ProviderReads(FactReads):
         if text not in self.takers:
             self.takers[text] = requirements
 
-    def consulted(self, held: Iterable[str]) -> tuple[list[str], list[str]]:
-        """(the noted facts, the SIZED facts noted only for sizes that no taker takes and no Node of the run holds
-        (`held`, their names): those change only the run's list of instance types). A taker takes a size whose
-        own requirements it intersects (core Requirements.Intersects); the zone, capacity type and the other
-        requirements that follow the available offerings are not the size's own, so they do not count."""
-        from harness.model.labels.requirements import Requirements
-        held = set(held)
+    def consulted(self, taken: Callable[[object], bool]) -> tuple[list[str], list[str]]:
+        """(the noted facts, the SIZED facts noted only for static parts no one took (`taken(part)`:
+        harness/model/azure/instancetypes.py size_taken): those change only the run's list of instance types)."""
         noted, unused = dict(self.noted), []
         for fact, parts in self.sized.items():
             if not parts:
                 continue
-            if self.every_size or any(st.name in held or any(Requirements.of(dict(st.base)).intersects_ok(r)
-                                                             for r in self.takers.values())
-                                      for st in parts.values()):
+            if self.every_size or any(taken(st) for st in parts.values()):
                 noted[fact] = None
             else:
                 unused.append(fact)

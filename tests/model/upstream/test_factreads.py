@@ -8,7 +8,7 @@ from harness.model.labels.requirements import Requirements
 from harness.model.labels.semantics import semantics_for
 from harness.model.upstream.factreads import (NOTED, PRICE_GATES, QUOTA_GATES, SPOT_NEEDS_LOW_PRIORITY, UNKNOWN_SKUS,
                                               ProviderReads)
-from harness.model.azure.instancetypes import InstanceTypeCache, build_instance_types
+from harness.model.azure.instancetypes import InstanceTypeCache, build_instance_types, size_taken
 from harness.model.azure.params import NodeClassParams
 from tests.model.azure.test_instancetypes import CLUSTER, F, make_sku
 
@@ -24,13 +24,13 @@ def _reads(skus, prices=PRICED, quota=lambda sku: True, known=None, profile="ups
 
 def _noted(skus, **kw):
     """The facts noted with every size held by a Node of the run."""
-    return _reads(skus, **kw).consulted([s["name"] for s in skus])[0]
+    return _reads(skus, **kw).consulted(size_taken((), [s["name"] for s in skus]))[0]
 
 
 def _taking(reads, *terms):
     """The facts noted, and listed only, when one NodePool with requirements `terms` is the run's one taker."""
     reads.take("np", Requirements.from_node_selector_terms(terms, semantics_for("upstream")))
-    return reads.consulted(())
+    return reads.consulted(size_taken(reads.takers.values(), ()))
 
 
 def test_a_sku_every_release_treats_alike_notes_nothing():
@@ -82,7 +82,8 @@ def test_a_size_no_nodepool_takes_is_not_noted():
     d_family = {**family, "values": ["D"]}
     assert _taking(_reads(skus, prices=prices), d_family)[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
     # a Node holding the size, or a reader of every size (a NodeOverlay), notes them too
-    assert _reads(skus, prices=prices).consulted(["Standard_D2s_v3"])[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
+    held = size_taken((), ["Standard_D2s_v3"])
+    assert _reads(skus, prices=prices).consulted(held)[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
     reads = _reads(skus, prices=prices)
     reads.read_every_size()
-    assert reads.consulted(())[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
+    assert reads.consulted(size_taken((), ()))[0] == [SPOT_NEEDS_LOW_PRIORITY, PRICE_GATES]
