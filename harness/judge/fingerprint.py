@@ -38,7 +38,8 @@ def _plain(obj):
 # record and the switches it read, harness/loop/decisions.py, and what `--why` reads beside it) and the timings
 # it assumed (harness/loop/assumed.py), so a change that only adds or rewords such a line moves no fingerprint;
 # and what it derives from what it did (`unmade`: its FailedCreate events and pods)
-NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted", "provider_consulted", "why_facts", "assumed", "unmade")
+NOT_BEHAVIOUR = ("timings", "decisions", "core_consulted", "facts_consulted", "facts_listed_only", "why_facts",
+                 "assumed", "unmade")
 
 
 def result_digest(result) -> str:

@@ -175,9 +175,13 @@ class RunResult:
     # the core switches whose value differs from the newest core's that the loop read, in first-read order
     # (harness.model.upstream.corebehaviour SwitchValues): the candidates harness/why/deciding.py flips
     core_consulted: list[str] = field(default_factory=list)
-    # the provider facts the instance-type builds read where their other value answers otherwise (those
-    # harness.model.upstream.factreads notes; a fact it does not note is taken as read): the rest are not flipped
-    provider_consulted: list[str] = field(default_factory=list)
+    # the profile's facts the run read where their other value answers otherwise: provider facts noted by the
+    # instance-type builds, core's probes by the requirement algebra (harness.model.upstream.factreads NOTED; a
+    # fact it does not note is taken as read): the rest of NOTED are not flipped
+    facts_consulted: list[str] = field(default_factory=list)
+    # of the facts that change a size's offerings, those noted only for sizes no NodePool or NodeClaim of the run
+    # could take: they change only the run's list of instance types (what expect.instanceTypes reads)
+    facts_listed_only: list[str] = field(default_factory=list)
     # every decision the loop took, with its reason, in order (harness/loop/decisions.py)
     decisions: list = field(default_factory=list)
     dropped_skus: dict[str, str] = field(default_factory=dict)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
+import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ from harness.model.kube.crashloop import CrashLoop
 from harness.model.azure.itcache import InstanceTypeCache
 from harness.loop.azure.unavailable import UnavailableOfferings
 from harness.model.azure import instancetypes as itmod
+from harness.model.labels.requirements import Requirements
+from harness.model.labels.wellknown import INSTANCE_TYPE
 from harness.model.upstream.profile import Profile
 
 ITERATION_SECONDS = 10.0          # harness assumption: simulated time one busy iteration takes
@@ -271,6 +274,21 @@ class Simulation:
 
     def trace(self, msg: str) -> None:
         self.state.trace(msg)
+
+    def _facts_consulted(self, result: RunResult) -> tuple[list[str], list[str]]:
+        """The facts the run noted (harness/model/upstream/factreads.py), a size's offerings counted where a
+        NodePool (nodepool.py take_sizes) or a NodeClaim of the run could take the size or a Node held it; and
+        those noted only for sizes none could (RunResult.facts_listed_only)."""
+        reads, probes = self.state.provider.fact_reads, self.state.sem.reads
+        for c in result.nodeclaims:
+            text = json.dumps(c.requirements, sort_keys=True)
+            if text not in reads.takers:
+                reads.take(text, Requirements.from_node_selector_terms(c.requirements, self.state.sem))
+        held = {n.instance_type for n in result.nodes} | {c.labels.get(INSTANCE_TYPE) or "" for c in result.nodeclaims}
+        if probes.every_size:
+            reads.read_every_size()
+        facts, listed_only = reads.consulted(itmod.size_taken(reads.takers.values(), held))
+        return [*facts, *probes.noted], listed_only
 
     def templates(self, record: bool = True) -> list[Template]:
         """The NodeClaimTemplates a provisioning pass builds now (Provisioner.templates);
@@ -878,7 +896,7 @@ class Simulation:
         said = notice(result, self.cfg.timings_given, self._boot_overlapped)
         result.assumed = [said] if said else []
         result.core_consulted = list(self.state.core.consulted())
-        result.provider_consulted = list(self.state.provider.fact_reads.noted)
+        result.facts_consulted, result.facts_listed_only = self._facts_consulted(result)
         if hasattr(self.fake, "snapshot"):
             result.azure = self.fake.snapshot()
             result.azure["request_log"] = request_log(self.fake)

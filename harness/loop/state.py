@@ -104,7 +104,8 @@ class LoopState:
                  unavailable: UnavailableOfferings, rng: random.Random):
         self.cfg = cfg
         self.profile = cfg.profile
-        self.sem = semantics_for(cfg.profile)
+        # notes core's probes where they read (harness/model/upstream/factreads.py)
+        self.sem = semantics_for(cfg.profile).for_run()
         self.core = CoreBehaviour.of(cfg.profile)     # core's behaviour at the pinned version
         # the options in effect: a core without MIN_VALUES_POLICY / PREFERENCE_POLICY runs Strict / Respect
         self.min_values_policy = cfg.min_values_policy if self.core["minValuesPolicy"] else "Strict"

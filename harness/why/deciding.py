@@ -395,13 +395,19 @@ def units_of(profile: str, suspects: list[str]) -> list[tuple[str, ...]]:
 
 
 def unread_facts(scenario: Scenario, outcome) -> frozenset[str]:
-    """The provider facts the run's instance-type builds note (harness/model/upstream/factreads.py) and never noted: no
-    value of any of them changes the run, so a counterfactual setting only these is this run. Not the quota
-    gate when the scenario's expectations may read the Azure requests (its read is a request of its own)."""
+    """The facts a run notes where they read (harness/model/upstream/factreads.py NOTED: provider facts by the
+    instance-type builds, core's two probes by the requirement algebra, two more by the one controller that reads
+    each) that this run never noted: no value of
+    any of them changes the run, so a counterfactual setting only these is this run. Not the quota gate when the
+    scenario's expectations may read the Azure requests (its read is a request of its own), nor a fact noted for
+    sizes no NodePool took when they read the list of instance types."""
     from harness.model.upstream.factreads import NOTED, QUOTA_GATES
-    noted = set(getattr(outcome.final, "provider_consulted", None) or ())
+    noted = set(getattr(outcome.final, "facts_consulted", None) or ())
+    expects = (scenario.expect, scenario.expect_by_profile, scenario.steps)
+    if _names_key(expects, "instanceTypes") or _names_key(expects, "instanceTypeCount"):
+        noted |= set(getattr(outcome.final, "facts_listed_only", None) or ())
     unread = {f for f in NOTED if f not in noted}
-    if _names_key((scenario.expect, scenario.expect_by_profile, scenario.steps), "azure"):
+    if _names_key(expects, "azure"):
         unread.discard(QUOTA_GATES)
     return frozenset(unread)
 
@@ -430,9 +436,9 @@ def looked_for(engine, profile: str, outcome) -> str | None:
 def estimate(engine, scenario: Scenario, profile: str, outcome) -> str | None:
     """What looking for the deciders of `outcome` will cost, said before a long run (None: nothing is run).
     One run again when the release decided nothing; about two more per unit that decides; at worst about
-    twice per unit (a unit: one core switch, or the facts of one provider change; a unit of facts no
-    instance-type build read is cleared without a run, as decide clears it). The runs are whole runs of the
-    scenario: docs/architecture/runner.md says why none of them is shorter."""
+    twice per unit (a unit: one core switch, or the facts of one provider change; a unit of facts the run never
+    noted is cleared without a run, as decide clears it). The runs are whole runs of the scenario:
+    docs/architecture/runner.md says why none of them is shorter."""
     if looked_for(engine, profile, outcome) is not None:
         return None
     unread = unread_facts(scenario, outcome)
@@ -472,8 +478,11 @@ def decide(engine, scenario: Scenario, profile: str, cluster, outcome) -> Decidi
     unread = unread_facts(scenario, outcome)
 
     def run(facts: frozenset) -> Trial:
+        # the facts the run never noted are left out: set or not, the run is the same (a group of only those is
+        # this run), and a group with them runs as the group without them did or will
         if facts and facts <= unread:
-            return base            # no build read them where they answer otherwise: the run would be this one
+            return base
+        facts = facts - unread
         if facts not in trials:
             out.runs += 1
             trials[facts] = trial(execute_guarded(engine, with_knobs(scenario, {f: newest[f] for f in facts}),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.embedded import EmbeddedBackend
-from harness.model.upstream.factreads import NOTED
+from harness.model.upstream.factreads import LABEL_VALUES, NOTED, SIMULATION_KEYS
 from harness.why import deciding
 from harness.runner.engines import get_engine
 from harness.runner.engines.base import execute
@@ -15,6 +15,7 @@ from harness.scenario.load import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "scenarios" / "releases" / "core"
+BUGS = ROOT / "scenarios" / "bugs"
 
 
 @pytest.fixture(scope="module")
@@ -275,15 +276,29 @@ def _dotted(knobs: dict, prefix: str = "") -> set[str]:
     return out
 
 
-def test_provider_facts_no_build_read_are_cleared_without_a_run(cluster, monkeypatch):
-    # at v1.12.0 the four facts an instance-type build notes all differ from the newest release's; the scenario's
-    # SKUs are LowPriorityCapable, priced and known, with quota to spare: no build notes any of them
+@pytest.mark.parametrize("fact,file,name", [
+    # a DaemonSet requiring karpenter.sh/registered In [true]: counted on a new node only where the template
+    # carries the simulation keys (kubernetes-sigs/karpenter#2161)
+    (SIMULATION_KEYS, "r20-daemonset-registered-overhead.scenario.yaml", "r20-core-v1-14-overhead-counted"),
+    # an Azure Disk PV on the CSI driver's unzoned "": the regional offering's "0" only where "" reads as "0"
+    (LABEL_VALUES, "r07-unzoned-disk-pv.scenario.yaml", "r07-unzoned-disk-pv-regional-node-since-v1-14"),
+])
+def test_a_core_probe_a_requirement_names_is_noted_and_decides(cluster, fact, file, name):
+    outcome, d = _decide(cluster, BUGS / file, "v1.12.0", name)
+    assert fact in outcome.final.facts_consulted
+    assert fact in {x.fact for x in d.deciders if x.effect == "outcome"}
+
+
+def test_facts_no_run_noted_are_cleared_without_a_run(cluster, monkeypatch):
+    # at v1.12.0 the four facts an instance-type build notes all differ from the newest release's, and so do core's
+    # two probes; the scenario's SKUs are LowPriorityCapable, priced and known, with quota to spare, and nothing in
+    # it names a simulation key or the CSI driver's unzoned "": no run notes any of them
     import harness.judge.explore  # noqa: F401 - imported before the patch below, or it binds the counting one
     from harness.runner.engines import base
     sc = load_scenarios(CORE / "drift-empty-node.scenario.yaml")[0]
     engine = get_engine("simulated")
     outcome = execute(engine, sc, "v1.12.0", cluster)
-    assert outcome.final.provider_consulted == []
+    assert outcome.final.facts_consulted == []
     unread = deciding.unread_facts(sc, outcome)
     assert unread == set(NOTED)
     ran: list[set[str]] = []
@@ -295,5 +310,5 @@ def test_provider_facts_no_build_read_are_cleared_without_a_run(cluster, monkeyp
     monkeypatch.setattr(base, "execute_guarded", counted)
     d = deciding.decide(engine, sc, "v1.12.0", cluster, outcome)
     assert d.runs == len(ran)
-    assert not [facts for facts in ran if facts and facts <= unread]
+    assert not [facts for facts in ran if facts & unread]        # left out of every run, alone or with others
     assert not {x.fact for x in d.deciders} & unread and not any(f in u for u in d.unjudged for f in unread)

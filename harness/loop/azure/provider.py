@@ -37,7 +37,7 @@ from harness.loop.clock import parse_rfc3339
 from harness.loop.azure.unavailable import Classified, UnavailableOfferings, classify_and_mark
 from harness.model.azure.aksmachines import MachineNameError, machine_name
 from harness.model.azure import instancetypes as itmod
-from harness.model.upstream.factreads import ProviderReads
+from harness.model.upstream.factreads import MACHINE_NAME_LENGTH, ProviderReads
 from harness.model.azure.itcache import InstanceTypeCache
 from harness.model.azure.nodeimage import os_sku_effective, os_sku_from_image_family
 from harness.model.upstream.profile import Profile
@@ -600,6 +600,7 @@ class AzureProvider:
         aksmachineapiheaderbatch a new machine's PUT waits for the round's batch: a PendingMachine."""
         am = self.profile.provider.get("aksMachine") or {}
         claim = nodeclaim["metadata"]["name"]
+        self.fact_reads.note(MACHINE_NAME_LENGTH)
         try:
             name = machine_name(claim, int(am.get("nameMaxLength") or 0))
         except MachineNameError as e:

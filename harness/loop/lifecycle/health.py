@@ -20,6 +20,7 @@ from harness.loop.disruption.orchestration import disruption_record
 from harness.loop.lifecycle.nodetermination import NodeTermination
 from harness.loop.state import Claim, LoopState
 from harness.model.labels.wellknown import NODEPOOL
+from harness.model.upstream.factreads import REPAIR_POLICIES
 from harness.model.values.durations import go_duration_text
 
 GATE = "NodeRepair"
@@ -71,7 +72,10 @@ class NodeHealth:
         s = self.state
         # core-behaviour.yaml nodeRepair: the release's core has the controller; the gate switches it on, and core
         # registers it only when the provider names policies (pkg/controllers/controllers.go NewControllers)
-        return bool((s.cfg.feature_gates or {}).get(GATE)) and s.core["nodeRepair"] and bool(policies(s))
+        if not ((s.cfg.feature_gates or {}).get(GATE) and s.core["nodeRepair"]):
+            return False
+        s.provider.fact_reads.note(REPAIR_POLICIES)        # only here do the policies act (factreads.py)
+        return bool(policies(s))
 
     def _since(self, node: dict, cond: dict) -> float:
         at = _parse(cond.get("lastTransitionTime"))

@@ -189,6 +189,7 @@ class NodeOverlays:
         if not overlays or not self.enabled(s):
             return its
         s.touch_scope("nodeOverlay")
+        s.provider.fact_reads.read_every_size()    # an overlay's status judges every size (upstream/factreads.py)
         return self._current(s, overlays).apply(np_name, its)
 
     def _current(self, s: "LoopState", overlays: list[dict]) -> OverlayStore:

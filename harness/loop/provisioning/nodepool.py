@@ -15,6 +15,7 @@ pkg/controllers/provisioning/scheduling/scheduler.go NewScheduler).
 from __future__ import annotations
 
 import copy
+import json
 from typing import TYPE_CHECKING
 
 from harness.backends.base import KARPENTER, APIRejected
@@ -25,6 +26,7 @@ from harness.model.crd import aksnodeclass
 from harness.model.azure import instancetypes as itmod
 from harness.model.crd.apiversions import FOREIGN_NODECLASS, foreign_nodeclass
 from harness.model.crd.validation import runtime_validation_error
+from harness.model.labels.requirements import Requirements
 
 if TYPE_CHECKING:
     from harness.loop.state import LoopState
@@ -53,6 +55,7 @@ class NodePoolStatus:
                 res.ready = False
                 continue
             err = runtime_validation_error(np, s.profile)
+            take_sizes(s, np)
             ref = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("nodeClassRef") or {}
             nodeclass = s.cluster.get("AKSNodeClass", ref.get("name", ""), shared=True) if ref.get("name") else None
             # NodeClassReady as readiness/controller.go sets it: NodeClassNotFound, or (setReadyCondition)
@@ -89,6 +92,15 @@ class NodePoolStatus:
                 s.cluster.update_status(np, KARPENTER)
             except APIRejected:
                 pass
+
+
+def take_sizes(s: LoopState, np: dict) -> None:
+    """The NodePool's requirements, as what may take a size (harness/model/upstream/factreads.py
+    ProviderReads.take): every NodePool of the run, as each of its specs was."""
+    terms = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or []
+    text = json.dumps(terms, sort_keys=True)
+    if text not in s.provider.fact_reads.takers:
+        s.provider.fact_reads.take(text, Requirements.from_node_selector_terms(terms, s.sem))
 
 
 def why_facts(s: LoopState, np: dict, ref: str, nodeclass: dict | None, held) -> None:

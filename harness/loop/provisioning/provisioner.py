@@ -33,6 +33,7 @@ from harness.loop.scheduling.scheduler import MIN_VALUES_EVENT_SUFFIX, ExistingN
 from harness.loop.scheduling.topology import (Topology, has_term_without_selector, namespace_labels, topology_keys,
                                    universe_for)
 from harness.loop.scheduling.why import explain_template
+from harness.model.azure import instancetypes as itmod
 from harness.model.labels.requirements import Requirements
 from harness.model.values.resources import add, parse_resource_list
 
@@ -326,6 +327,9 @@ class Provisioner:
         bound = [(pv.namespace, pv.labels, n) for pv, n in running]
         namespaces = namespace_labels(s.cluster.list("Namespace"),
                                       ["default", *{pv.namespace for pv in s.pod_views.values()}])
+        s.sem.note_keys(keys)          # a domain of the key is what the templates' requirements give it
+        if {s.sem.normalize_key(k) for k in keys} & itmod.OFFERING_KEYS:
+            s.provider.fact_reads.read_every_size()     # the domains of every instance type's offerings
         return Topology(universe_for(keys, templates), node_labels, bound, anti, sem=s.sem,
                         well_known=s.profile.well_known_labels, seed=s.cfg.seed, namespaces=namespaces,
                         node_taints=node_taints, registered=registered,

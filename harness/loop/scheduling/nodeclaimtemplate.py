@@ -75,6 +75,7 @@ class Template:
         spec = ((nodepool.get("spec") or {}).get("template") or {}).get("spec") or {}
         labels = nodeclaim_template_labels(nodepool, profile)
         reqs = Requirements.from_node_selector_terms(spec.get("requirements") or [], sem)
+        sem.note_keys(labels)
         reqs.add(*(LABEL_REQUIREMENTS.get(k, v, sem) for k, v in labels.items()))
         reqs.add(*(LABEL_REQUIREMENTS.get(k, "true", sem) for k in profile.scheduling_simulation_keys))
         return Template(

@@ -371,6 +371,7 @@ class Scheduler:
                 return "unexplained"       # a claim scan discards it: skip the overhead search and rendering
             overhead_min = min((template.daemon_overhead(it, self.well_known, self.sem)
                                 for it in template.instance_types), key=lambda o: sum(o.values()), default={})
+            self.sem.note_filter_message()
             return ferr.message(merged, add(total, overhead_min))
         return merged, its, total, mask
 

@@ -32,6 +32,8 @@ from harness.model.labels.wellknown import CAPACITY_TYPE, CAPACITY_TYPES, ON_DEM
 
 # pricing.MissingPrice (provider v1.14.0 pkg/providers/pricing/pricing.go)
 MISSING_PRICE = 999.0
+# an instance type's requirements that follow its available offerings (_offered), not the SKU alone
+OFFERING_KEYS = frozenset({ZONE, CAPACITY_TYPE, PLACEMENT_SCOPE, ULTRA_SSD})
 
 
 @dataclass(eq=False)
@@ -147,6 +149,18 @@ def _price_lookup(prices: PriceSource) -> Callable[[str, str], float | None]:
         v = entry.get(ct)
         return float(v) if v is not None else None
     return lookup
+
+
+def size_taken(takers: Iterable[Requirements], held: Iterable[str]) -> Callable[[StaticPart], bool]:
+    """Whether a NodePool's or NodeClaim's requirements (`takers`) take a static part, or a Node holds its size
+    (`held`, their names): the takers intersect its own requirements (core Requirements.Intersects). Its zones,
+    capacity types and the rest of OFFERING_KEYS follow its available offerings, so they are not its own and keep
+    no size out (harness/model/upstream/factreads.py ProviderReads.consulted)."""
+    takers, held = list(takers), frozenset(held)
+
+    def taken(st: StaticPart) -> bool:
+        return st.name in held or any(Requirements.of(dict(st.base)).intersects_ok(r) for r in takers)
+    return taken
 
 
 # -- the build ----------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ class Requirement:
         if sem is not None:
             key = sem.normalize_key(key)
             values = sem.normalize_values(key, values)
+            if key in sem.either_simulation_keys:
+                sem.note_keys((key,))
         values = list(values)
         exclusive = sem is not None and not sem.inclusive_bounds
         if operator == IN:
@@ -255,11 +257,14 @@ class LabelRequirements:
         self._by.clear()
 
     def get(self, key: str, value: str, sem: Semantics) -> Requirement:
+        """Requirement.new(key, In, [value], sem), but a label's key notes no simulation key (Semantics.note_keys:
+        a Node carries karpenter.sh/registered; the caller notes a NodePool's labels)."""
         k = (id(sem), key, value)
         hit = self._by.get(k)
         if hit is not None and hit[0] is sem:
             return hit[1]
-        r = Requirement.new(key, IN, [value], sem)
+        nk = sem.normalize_key(key)
+        r = Requirement(nk, False, frozenset(sem.normalize_values(nk, (value,))))
         if len(self._by) >= self.MAX:
             self._by.clear()
         self._by[k] = (sem, r)
