@@ -14,7 +14,7 @@ delete at its next poll, had removed it by then, so no stamp came at all - a rea
 """
 from __future__ import annotations
 
-from harness.runner.engines.real.outcome.windows import _condition, _duration, _time
+from harness.runner.engines.real.outcome.windows import condition, duration, timestamp
 
 DEDUPE_SECONDS = 10.0      # core v1.14.0 nodeclaim/podevents/controller.go dedupeTimeout
 # how far a stamp may lag the event it answers and still be its stamp (podevents stamps its own clock's now,
@@ -29,10 +29,10 @@ def _event_time(pod: dict) -> float | None:
     less its grace period, which the API server added), else the latest finishedAt of its containers once the
     pod is Succeeded or Failed. None: neither."""
     meta, status = pod.get("metadata") or {}, pod.get("status") or {}
-    deleted = _time(meta.get("deletionTimestamp"))
+    deleted = timestamp(meta.get("deletionTimestamp"))
     times = [None if deleted is None else deleted - float(meta.get("deletionGracePeriodSeconds") or 0)]
     if status.get("phase") in ("Succeeded", "Failed"):
-        times += [_time(((c.get("state") or {}).get("terminated") or {}).get("finishedAt"))
+        times += [timestamp(((c.get("state") or {}).get("terminated") or {}).get("finishedAt"))
                   for c in status.get("containerStatuses") or []]
     return max((t for t in times if t is not None), default=None)
 
@@ -41,7 +41,7 @@ def _managed(nodeclaims: list[dict]) -> dict[str, dict]:
     """Node name -> its live NodeClaim, of those podevents stamps (initialized, not deleting, v1)."""
     return {nc["status"]["nodeName"]: nc for nc in nodeclaims
             if (nc.get("status") or {}).get("nodeName") and not nc["metadata"].get("deletionTimestamp")
-            and _condition(nc, "Initialized").get("status") == "True"
+            and condition(nc, "Initialized").get("status") == "True"
             and not str(nc.get("apiVersion") or "").endswith("/v1beta1")}      # no podevents before core v1.0
 
 
@@ -50,7 +50,7 @@ def _owned_by_daemonset(pod: dict) -> bool:
 
 
 def _unstamped(nc: dict, event: float) -> bool:
-    stamped = _time((nc.get("status") or {}).get("lastPodEventTime"))
+    stamped = timestamp((nc.get("status") or {}).get("lastPodEventTime"))
     return stamped is None or stamped + DEDUPE_SECONDS + STAMP_SLACK < event
 
 
@@ -76,7 +76,7 @@ def behind(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict], now:
     `nodeclaims`: a pod event on its Node after `since` (the run's clock: what this run did, not a dump's
     history) and more than DEDUPE_SECONDS after its lastPodEventTime, or Consolidatable True while
     lastPodEventTime (else its initialization) plus its NodePool's consolidateAfter is still ahead of `now`."""
-    after = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
+    after = {np["metadata"]["name"]: duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
              for np in nodepools}
     on_node: dict[str, float] = {}
     for pod in pods:
@@ -89,15 +89,15 @@ def behind(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict], now:
     out = []
     for node, nc in _managed(nodeclaims).items():
         meta, status = nc["metadata"], nc.get("status") or {}
-        name, stamped = meta["name"], _time(status.get("lastPodEventTime"))
+        name, stamped = meta["name"], timestamp(status.get("lastPodEventTime"))
         event = on_node.get(node)
         if event is not None and _unstamped(nc, event):
             out.append(f"NodeClaim {name}: a pod event on its Node {now - event:.1f}s ago that core's podevents has "
                        "not stamped as lastPodEventTime yet")
             continue
         window = after.get((meta.get("labels") or {}).get("karpenter.sh/nodepool"))
-        start = stamped if stamped is not None else _time(_condition(nc, "Initialized").get("lastTransitionTime"))
-        if window is not None and start is not None and _condition(nc, "Consolidatable").get("status") == "True" \
+        start = stamped if stamped is not None else timestamp(condition(nc, "Initialized").get("lastTransitionTime"))
+        if window is not None and start is not None and condition(nc, "Consolidatable").get("status") == "True" \
                 and start + window > now + STAMP_SLACK:
             out.append(f"NodeClaim {name}: Consolidatable inside its consolidateAfter window (for "
                        f"{start + window - now:.1f}s more); core's nodeclaim disruption has not cleared it yet")

@@ -34,7 +34,8 @@ class Window:
         return f"{self.what} closes {self.at - instant:+.1f}s from the step's instant"
 
 
-def _time(text: str | None) -> float | None:
+def timestamp(text: str | None) -> float | None:
+    """An object's RFC 3339 time in seconds since the epoch, or None for none or one that does not parse."""
     if not text:
         return None
     try:
@@ -43,7 +44,7 @@ def _time(text: str | None) -> float | None:
         return None
 
 
-def _duration(text) -> float | None:
+def duration(text) -> float | None:
     """A Go duration, or None for Never and an unset one."""
     if text in (None, "", "Never"):
         return None
@@ -53,7 +54,8 @@ def _duration(text) -> float | None:
         return None
 
 
-def _condition(obj: dict, kind: str) -> dict:
+def condition(obj: dict, kind: str) -> dict:
+    """The object's status condition of that type ({} when it has none)."""
     return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == kind), {})
 
 
@@ -75,9 +77,9 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
     spec.disruption.expireAfter, and a WhenEmpty NodePool's consolidateAfter counts from its Empty
     condition's transition (sigs.k8s.io/karpenter v0.36.1 pkg/controllers/nodeclaim/disruption/
     expiration.go, emptiness.go; pkg/controllers/disruption/emptiness.go ShouldDisrupt)."""
-    after = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
+    after = {np["metadata"]["name"]: duration(((np.get("spec") or {}).get("disruption") or {}).get("consolidateAfter"))
              for np in nodepools}
-    pool_expire = {np["metadata"]["name"]: _duration(((np.get("spec") or {}).get("disruption") or {}).get("expireAfter"))
+    pool_expire = {np["metadata"]["name"]: duration(((np.get("spec") or {}).get("disruption") or {}).get("expireAfter"))
                    for np in nodepools}
     out: list[Window] = []
     nodes: dict[str, str] = {}
@@ -87,10 +89,10 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
         name = meta["name"]
         if status.get("nodeName"):
             nodes[status["nodeName"]] = name
-        deleting = _time(meta.get("deletionTimestamp"))
+        deleting = timestamp(meta.get("deletionTimestamp"))
         if deleting is not None:
-            grace = _duration(spec.get("terminationGracePeriod"))
-            end = _time((meta.get("annotations") or {}).get(TERMINATION_AT)) or (
+            grace = duration(spec.get("terminationGracePeriod"))
+            end = timestamp((meta.get("annotations") or {}).get(TERMINATION_AT)) or (
                 deleting + grace if grace is not None else None)
             if end is not None:
                 out.append(Window(end, f"NodeClaim {name}'s terminationGracePeriod"))
@@ -99,20 +101,20 @@ def windows(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict]) -> 
             continue
         pool = (meta.get("labels") or {}).get("karpenter.sh/nodepool")
         v1beta1 = str(nc.get("apiVersion") or "").endswith("/v1beta1")
-        created = _time(meta.get("creationTimestamp"))
-        expire = pool_expire.get(pool) if v1beta1 else _duration(spec.get("expireAfter"))
+        created = timestamp(meta.get("creationTimestamp"))
+        expire = pool_expire.get(pool) if v1beta1 else duration(spec.get("expireAfter"))
         if created is not None and expire is not None:
             out.append(Window(created + expire, f"NodeClaim {name}'s expireAfter"))
         consolidate = after.get(pool)
-        initialized = _condition(nc, "Initialized")
+        initialized = condition(nc, "Initialized")
         if v1beta1:
-            empty = _condition(nc, "Empty")
-            since = _time(empty.get("lastTransitionTime")) if empty.get("status") == "True" else None
+            empty = condition(nc, "Empty")
+            since = timestamp(empty.get("lastTransitionTime")) if empty.get("status") == "True" else None
             if consolidate is not None and since is not None:
                 out.append(Window(since + consolidate, f"NodeClaim {name}'s consolidateAfter"))
         elif consolidate is not None and initialized.get("status") == "True" and \
-                _condition(nc, "Consolidatable").get("status") != "True":
-            since = _time(status.get("lastPodEventTime")) or _time(initialized.get("lastTransitionTime"))
+                condition(nc, "Consolidatable").get("status") != "True":
+            since = timestamp(status.get("lastPodEventTime")) or timestamp(initialized.get("lastTransitionTime"))
             if since is not None:
                 out.append(Window(since + consolidate, f"NodeClaim {name}'s consolidateAfter"))
     for pod in pods:
@@ -135,10 +137,10 @@ def _do_not_disrupt_ends(nodes, pods: list[dict]) -> list[Window]:
     out = []
     for pod in pods:
         value = ((pod["metadata"].get("annotations") or {}).get(DO_NOT_DISRUPT))
-        started = _time((pod.get("status") or {}).get("startTime"))
+        started = timestamp((pod.get("status") or {}).get("startTime"))
         if value in (None, "true") or started is None or (pod.get("spec") or {}).get("nodeName") not in nodes:
             continue
-        grace = _duration(value)
+        grace = duration(value)
         if grace is not None:
             out.append(Window(started + grace, f"pod {pod['metadata']['name']}'s do-not-disrupt: {value}"))
     return out
@@ -158,8 +160,8 @@ def clock_stops(nodeclaims: list[dict], nodepools: list[dict], pods: list[dict],
         status = nc.get("status") or {}
         if status.get("nodeName"):
             nodes.add(status["nodeName"])
-        if _condition(nc, "Initialized").get("status") == "True" and \
-                _condition(nc, "InstanceTerminating").get("status") != "True":
+        if condition(nc, "Initialized").get("status") == "True" and \
+                condition(nc, "InstanceTerminating").get("status") != "True":
             pool = (nc["metadata"].get("labels") or {}).get("karpenter.sh/nodepool")
             counted[pool] = counted.get(pool, 0) + 1
     times = [w.at for w in _do_not_disrupt_ends(nodes, pods)]
