@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import itertools
-import json
 import random
 import time
 from dataclasses import dataclass, field
@@ -44,7 +43,7 @@ from harness.loop.kube.kubectl import Kubectl
 from harness.loop.lifecycle.launch import Launch
 from harness.loop.lifecycle.liveness import Liveness, unlaunched_timeout
 from harness.loop.lifecycle.conditions import NodeClaimDisruption, next_consolidatable
-from harness.loop.provisioning.nodepool import NodePoolStatus
+from harness.loop.provisioning.nodepool import NodePoolStatus, take_terms
 from harness.loop.lifecycle.nodetermination import NodeTermination, termination_conditions
 from harness.model.kube.kubetime import rfc3339
 from harness.loop.disruption.orchestration import Orchestration
@@ -68,7 +67,6 @@ from harness.model.kube.crashloop import CrashLoop
 from harness.model.azure.itcache import InstanceTypeCache
 from harness.loop.azure.unavailable import UnavailableOfferings
 from harness.model.azure import instancetypes as itmod
-from harness.model.labels.requirements import Requirements
 from harness.model.labels.wellknown import INSTANCE_TYPE
 from harness.model.upstream.profile import Profile
 
@@ -281,9 +279,7 @@ class Simulation:
         those noted only for sizes none could (RunResult.facts_listed_only)."""
         reads, probes = self.state.provider.fact_reads, self.state.sem.reads
         for c in result.nodeclaims:
-            text = json.dumps(c.requirements, sort_keys=True)
-            if text not in reads.takers:
-                reads.take(text, Requirements.from_node_selector_terms(c.requirements, self.state.sem))
+            take_terms(self.state, c.requirements)
         held = {n.instance_type for n in result.nodes} | {c.labels.get(INSTANCE_TYPE) or "" for c in result.nodeclaims}
         if probes.every_size:
             reads.read_every_size()

@@ -97,7 +97,11 @@ class NodePoolStatus:
 def take_sizes(s: LoopState, np: dict) -> None:
     """The NodePool's requirements, as what may take a size (harness/model/upstream/factreads.py
     ProviderReads.take): every NodePool of the run, as each of its specs was."""
-    terms = ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or []
+    take_terms(s, ((np.get("spec") or {}).get("template") or {}).get("spec", {}).get("requirements") or [])
+
+
+def take_terms(s: LoopState, terms: list) -> None:
+    """Requirements as node selector terms (a NodePool's, a NodeClaim's), as what may take a size; each text once."""
     text = json.dumps(terms, sort_keys=True)
     if text not in s.provider.fact_reads.takers:
         s.provider.fact_reads.take(text, Requirements.from_node_selector_terms(terms, s.sem))
